@@ -1,0 +1,35 @@
+# The CUDA sparse tensor-core executor has its own raw API (device pointers, strides,
+# cudaStream_t) and needs no Kokkos, so it is built whenever a CUDA compiler is present,
+# even against a host-only Kokkos: that is how CI, which has nvcc but no GPU, proves the
+# CUDA code compiles. Asking for it without a CUDA compiler is an error.
+include(CheckLanguage)
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX}
+   AND EXISTS "/usr/local/cuda/bin/nvcc")
+  set(CMAKE_CUDA_COMPILER "/usr/local/cuda/bin/nvcc" CACHE FILEPATH "CUDA compiler")
+endif()
+check_language(CUDA)
+set(_sparstencil_cuda_default OFF)
+if(CMAKE_CUDA_COMPILER)
+  set(_sparstencil_cuda_default ON)
+endif()
+option(SparStencil_ENABLE_CUDA_SPTC "Build the CUDA sparse tensor-core executor"
+       ${_sparstencil_cuda_default})
+if(SparStencil_ENABLE_CUDA_SPTC)
+  if(NOT CMAKE_CUDA_COMPILER)
+    message(FATAL_ERROR "SparStencil_ENABLE_CUDA_SPTC=ON but no CUDA compiler was found "
+                        "(set CMAKE_CUDA_COMPILER or CUDACXX)")
+  endif()
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    # Sparse tensor cores: Ampere (sm_80) and Hopper (sm_90).
+    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+  endif()
+  enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 17)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  find_package(CUDAToolkit REQUIRED)
+endif()
+message(STATUS "SparStencil: CUDA sparse tensor-core executor ${SparStencil_ENABLE_CUDA_SPTC}")
+if(SparStencil_KOKKOS_HAS_CUDA AND NOT SparStencil_ENABLE_CUDA_SPTC)
+  message(STATUS "SparStencil: Kokkos has CUDA but the sparse executor is off; "
+                 "CUDA Views run on the generic executor")
+endif()

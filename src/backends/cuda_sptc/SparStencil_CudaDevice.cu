@@ -1,0 +1,33 @@
+#include "SparStencil_CudaCheck.hpp"
+#include "SparStencil_CudaDevice.hpp"
+
+namespace sparstencil::cuda {
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // no driver or no device: clear the sticky error, report none
+    return 0;
+  }
+  return count;
+}
+
+DeviceInfo device_info(int device) {
+  const int count = device_count();
+  if (device < 0 || device >= count) {
+    throw std::runtime_error("sparstencil::cuda::device_info: device " + std::to_string(device) +
+                             " does not exist (" + std::to_string(count) + " CUDA devices)");
+  }
+  DeviceInfo info;
+  info.device = device;
+  SPARSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, device));
+  SPARSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, device));
+  SPARSTENCIL_CUDA_CHECK(
+      cudaDeviceGetAttribute(&info.multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  cudaDeviceProp props{};
+  SPARSTENCIL_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+  info.name = props.name;
+  return info;
+}
+
+}  // namespace sparstencil::cuda

@@ -1,0 +1,175 @@
+#pragma once
+/// The front-end: sparstencil::apply (one step) and sparstencil::iterate (ping-pong time
+/// stepping) on Kokkos Views. Every View is checked up front; mistakes that types reveal
+/// are compile errors, the rest throw std::runtime_error naming the problem.
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "SparStencil_Boundary.hpp"
+#include "SparStencil_Generic.hpp"
+#include "SparStencil_Precision.hpp"
+#include "SparStencil_Stencil.hpp"
+
+namespace sparstencil {
+
+/// Which executor runs a step.
+enum class ExecutorChoice {
+  automatic,  ///< the best available for the Views, stencil and device
+  generic     ///< force the portable Kokkos parallel_for executor
+};
+
+struct Options {
+  Boundary boundary       = Boundary::periodic;
+  ExecutorChoice executor = ExecutorChoice::automatic;
+};
+
+/// What ran: executor name ("generic", ...), the Kokkos execution space, the step count.
+struct RunReport {
+  std::string executor;
+  std::string execution_space;
+  int steps = 0;
+};
+
+namespace impl {
+
+template <int D, class ExecSpace, class InView, class OutView>
+void check_view_types() {
+  static_assert(Kokkos::is_view<InView>::value && Kokkos::is_view<OutView>::value,
+                "sparstencil: in and out must be Kokkos::Views");
+  static_assert(static_cast<int>(InView::rank) == D && static_cast<int>(OutView::rank) == D,
+                "sparstencil: the Views' rank must equal the stencil's dimension");
+  static_assert(std::is_same_v<typename OutView::value_type, typename OutView::non_const_value_type>,
+                "sparstencil: the output View must not have a const value type");
+  static_assert(std::is_same_v<typename InView::non_const_value_type,
+                               typename OutView::non_const_value_type>,
+                "sparstencil: in and out must have the same value type");
+  static_assert(is_supported_scalar<typename OutView::non_const_value_type>,
+                "sparstencil: the value type must be Kokkos::Experimental::half_t, float or double");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename InView::memory_space>::accessible &&
+                    Kokkos::SpaceAccessibility<ExecSpace, typename OutView::memory_space>::accessible,
+                "sparstencil: the execution space cannot access the Views' memory space");
+}
+
+template <class View>
+std::string extents_string(const View& v) {
+  std::vector<std::size_t> e;
+  for (int a = 0; a < static_cast<int>(View::rank); ++a) e.push_back(v.extent(a));
+  return tuple_string(e);
+}
+
+template <int D, class InView, class OutView>
+void check_views(const char* function, const Stencil<D>& stencil, const InView& in,
+                 const OutView& out) {
+  for (int a = 0; a < D; ++a) {
+    if (in.extent(a) != out.extent(a)) {
+      fail(function, "in and out extents differ: ", extents_string(in), " vs ", extents_string(out));
+    }
+  }
+  for (int a = 0; a < D; ++a) {
+    const std::size_t needed = 2 * static_cast<std::size_t>(stencil.radius()[a]) + 1;
+    if (in.extent(a) < needed) {
+      fail(function, "extent ", in.extent(a), " along axis ", a, " of ", extents_string(in),
+           " is too small for the stencil's radius ", stencil.radius()[a], " (needs at least ",
+           needed, ")");
+    }
+    if (in.extent(a) > static_cast<std::size_t>(INT32_MAX)) {
+      fail(function, "extent ", in.extent(a), " along axis ", a, " exceeds 2^31 - 1");
+    }
+  }
+  using Element         = typename OutView::non_const_value_type;
+  const auto in_begin   = reinterpret_cast<std::uintptr_t>(in.data());
+  const auto out_begin  = reinterpret_cast<std::uintptr_t>(out.data());
+  const auto in_end     = in_begin + in.span() * sizeof(Element);
+  const auto out_end    = out_begin + out.span() * sizeof(Element);
+  if (in_begin < out_end && out_begin < in_end) {
+    fail(function, "in and out overlap in memory (View labels '", in.label(), "' and '",
+         out.label(), "'): a step needs separate input and output buffers");
+  }
+}
+
+template <class ExecSpace>
+RunReport report(int steps) {
+  return {"generic", ExecSpace::name(), steps};
+}
+
+}  // namespace impl
+
+/// One step: out = stencil applied to in, under options.boundary. Runs on `space` and
+/// returns without fencing, like a Kokkos kernel launch.
+template <class ExecSpace, int D, class InView, class OutView>
+RunReport apply(const ExecSpace& space, const Stencil<D>& stencil, const InView& in,
+                const OutView& out, const Options& options = {}) {
+  impl::check_view_types<D, ExecSpace, InView, OutView>();
+  impl::check_views("apply", stencil, in, out);
+  using Acc = accumulator_t<typename OutView::non_const_value_type>;
+  Kokkos::Profiling::pushRegion("sparstencil::apply[generic]");
+  const impl::DeviceStencil<D, ExecSpace, Acc> device_stencil(space, stencil);
+  impl::generic_apply<D>(space, device_stencil, in, out, options.boundary);
+  Kokkos::Profiling::popRegion();
+  return impl::report<ExecSpace>(1);
+}
+
+/// One step on the output View's default execution space.
+template <int D, class InView, class OutView>
+RunReport apply(const Stencil<D>& stencil, const InView& in, const OutView& out,
+                const Options& options = {}) {
+  return apply(typename OutView::execution_space(), stencil, in, out, options);
+}
+
+/// `steps` steps ping-ponging between a and b. On return `a` holds the final field and `b`
+/// the one before it: when `steps` is odd the two View handles are swapped. With
+/// Boundary::interior the rim of each buffer keeps whatever it held, so give both the
+/// same rim (for example b = copy of a). steps = 0 does nothing.
+template <class ExecSpace, int D, class View>
+RunReport iterate(const ExecSpace& space, const Stencil<D>& stencil, View& a, View& b, int steps,
+                  const Options& options = {}) {
+  impl::check_view_types<D, ExecSpace, View, View>();
+  if (steps < 0) impl::fail("iterate", "step count ", steps, " is negative");
+  impl::check_views("iterate", stencil, a, b);
+  using Acc = accumulator_t<typename View::non_const_value_type>;
+  Kokkos::Profiling::pushRegion("sparstencil::iterate[generic]");
+  const impl::DeviceStencil<D, ExecSpace, Acc> device_stencil(space, stencil);
+  for (int s = 0; s < steps; ++s) {
+    impl::generic_apply<D>(space, device_stencil, a, b, options.boundary);
+    std::swap(a, b);
+  }
+  Kokkos::Profiling::popRegion();
+  return impl::report<ExecSpace>(steps);
+}
+
+template <int D, class View>
+RunReport iterate(const Stencil<D>& stencil, View& a, View& b, int steps, const Options& options = {}) {
+  return iterate(typename View::execution_space(), stencil, a, b, steps, options);
+}
+
+/// Forms taking a stencil whose dimension is known at run time (parsed text, catalogue):
+/// a dimension other than the Views' rank throws.
+template <class ExecSpace, class InView, class OutView>
+RunReport apply(const ExecSpace& space, const AnyStencil& stencil, const InView& in,
+                const OutView& out, const Options& options = {}) {
+  constexpr int rank = static_cast<int>(OutView::rank);
+  static_assert(rank >= 1 && rank <= 3, "sparstencil: Views must have rank 1, 2 or 3");
+  if (dimension(stencil) != rank) {
+    impl::fail("apply", "stencil '", name(stencil), "' is ", dimension(stencil),
+               "-D but the Views have rank ", rank);
+  }
+  return apply(space, std::get<rank - 1>(stencil), in, out, options);
+}
+
+template <class ExecSpace, class View>
+RunReport iterate(const ExecSpace& space, const AnyStencil& stencil, View& a, View& b, int steps,
+                  const Options& options = {}) {
+  constexpr int rank = static_cast<int>(View::rank);
+  static_assert(rank >= 1 && rank <= 3, "sparstencil: Views must have rank 1, 2 or 3");
+  if (dimension(stencil) != rank) {
+    impl::fail("iterate", "stencil '", name(stencil), "' is ", dimension(stencil),
+               "-D but the Views have rank ", rank);
+  }
+  return iterate(space, std::get<rank - 1>(stencil), a, b, steps, options);
+}
+
+}  // namespace sparstencil

@@ -1,0 +1,30 @@
+#pragma once
+/// Stencil catalogues in the JSON form of the project's reference catalogue
+/// (src/core/stencils.json, installed to share/sparstencil/): a list of objects with
+/// "name", "dims" (1-3), "offsets" (each [dx, dy, dz], x first), "coefficients", and
+/// optionally "shape", "source", "notes". Offset component a maps to View index a;
+/// components past "dims" must be 0.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "SparStencil_Stencil.hpp"
+
+namespace sparstencil {
+
+struct CatalogueEntry {
+  std::string name;
+  std::string shape;   // "star", "box" or "other", as the catalogue says
+  std::string source;  // where the weights come from
+  AnyStencil stencil;
+};
+
+/// Parses catalogue JSON text; `origin` names it in error messages. Throws
+/// std::runtime_error naming the entry and field at fault.
+std::vector<CatalogueEntry> parse_catalogue(std::string_view json_text,
+                                            std::string_view origin = "catalogue");
+
+/// Reads and parses a catalogue file.
+std::vector<CatalogueEntry> load_catalogue(const std::string& path);
+
+}  // namespace sparstencil

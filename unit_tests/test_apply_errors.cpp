@@ -1,0 +1,64 @@
+// Every run-time validation of the front-end: the message names the problem.
+#include "test_utils.hpp"
+
+namespace sparstencil::test {
+namespace {
+
+using Space = Kokkos::DefaultExecutionSpace;
+using V2    = Kokkos::View<double**, Space::memory_space>;
+using V1    = Kokkos::View<float*, Space::memory_space>;
+
+TEST(ApplyErrors, ExtentsDiffer) {
+  V2 in("in", 1024, 24), out("out", 1024, 20);
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out), "sparstencil::apply",
+                        "in and out extents differ: (1024,24) vs (1024,20)");
+}
+
+TEST(ApplyErrors, ExtentTooSmallForRadius) {
+  V2 in("in", 40, 6), out("out", 40, 6);
+  EXPECT_ERROR_MENTIONS(apply(presets::box_2d49p(), in, out), "extent 6 along axis 1",
+                        "radius 3", "needs at least 7");
+  V1 a("a", 0), b("b", 0);
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_1d(), a, b), "extent 0 along axis 0");
+}
+
+TEST(ApplyErrors, InAndOutShareMemory) {
+  V2 in("field", 16, 16);
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, in), "overlap in memory", "'field'");
+  // Overlapping windows of one allocation are refused too.
+  V2 big("big", 16, 32);
+  auto left  = Kokkos::subview(big, Kokkos::ALL, Kokkos::make_pair(0, 20));
+  auto right = Kokkos::subview(big, Kokkos::ALL, Kokkos::make_pair(12, 32));
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), left, right), "overlap in memory");
+  // A const view of the same data is the same memory.
+  Kokkos::View<const double**, Space::memory_space> view_const = in;
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), view_const, in), "overlap in memory");
+}
+
+TEST(ApplyErrors, IterateChecksToo) {
+  V2 a("a", 8, 8), b("b", 8, 9);
+  EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 3), "sparstencil::iterate", "extents differ");
+  V2 c("c", 8, 8);
+  EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, c, -1), "step count -1 is negative");
+  EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, a, 2), "overlap in memory");
+}
+
+TEST(ApplyErrors, RunTimeStencilDimensionMustMatchRank) {
+  V2 in("in", 8, 8), out("out", 8, 8);
+  const AnyStencil heat3d = presets::heat_3d();
+  EXPECT_ERROR_MENTIONS(apply(Space(), heat3d, in, out), "'Heat-3D' is 3-D but the Views have rank 2");
+  EXPECT_ERROR_MENTIONS(iterate(Space(), heat3d, in, out, 2), "sparstencil::iterate", "rank 2");
+  EXPECT_NO_THROW(apply(Space(), parse_stencil("heat2d"), in, out));
+}
+
+TEST(ApplyErrors, NothingIsWrittenWhenValidationFails) {
+  V2 in("in", 16, 16), out("out", 16, 5);
+  fill_random<2>(in, 1);
+  fill_random<2>(out, 2);
+  const HostGrid<2> before = to_grid<2>(out);
+  EXPECT_THROW(apply(presets::box_2d49p(), in, out), std::runtime_error);
+  EXPECT_EQ(to_grid<2>(out).values, before.values);
+}
+
+}  // namespace
+}  // namespace sparstencil::test

@@ -1,0 +1,253 @@
+// The generic executor against the double-precision reference: every preset x boundary,
+// random stencils, odd and prime extents, fused versus repeated steps, iterate versus
+// repeated apply; typed over (execution space, scalar, layout).
+#include "test_utils.hpp"
+
+namespace sparstencil::test {
+namespace {
+
+template <class ExecSpace, class Scalar, class Layout>
+struct Config {
+  using exec_space = ExecSpace;
+  using scalar     = Scalar;
+  using layout     = Layout;
+};
+
+template <class C>
+class GenericExecutor : public ::testing::Test {
+ public:
+  using exec_space = typename C::exec_space;
+  using T          = typename C::scalar;
+  template <int D>
+  using View = GridView<T, D, typename C::layout, typename exec_space::memory_space>;
+
+  /// Odd and prime extents per dimension, large enough for radius 4 fused over 2 steps.
+  template <int D>
+  static std::array<int, D> grid_extents() {
+    if constexpr (D == 1) return {1031};
+    else if constexpr (D == 2) return {37, 53};
+    else return {19, 23, 17};
+  }
+
+  /// One step from random `in` into random `out` checked against the reference.
+  template <int D>
+  void check_step(const Stencil<D>& stencil, Boundary boundary, std::uint64_t seed,
+                  std::array<int, D> extents = grid_extents<D>()) {
+    View<D> in = make_view<View<D>, D>("in", extents), out = make_view<View<D>, D>("out", extents);
+    fill_random<D>(in, seed);
+    fill_random<D>(out, seed + 1);
+    const HostGrid<D> before = to_grid<D>(out), input = to_grid<D>(in);
+    const RunReport report   = apply(exec_space(), stencil, in, out, {boundary});
+    exec_space().fence();
+    EXPECT_EQ(report.executor, "generic");
+    HostGrid<D> expected = before, magnitude = abs(before);
+    reference_apply(stencil, input, expected, boundary);
+    reference_apply(abs_weights(stencil), abs(input), magnitude, boundary);
+    EXPECT_TRUE(within_bound(to_grid<D>(out), expected, magnitude, step_error_factor<T>(stencil.size())))
+        << stencil.name() << ", " << to_string(boundary) << ", extents " << impl::tuple_string(extents);
+  }
+};
+
+using Configs = ::testing::Types<
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+    Config<Kokkos::DefaultExecutionSpace, Kokkos::Experimental::half_t, Kokkos::LayoutLeft>,
+    Config<Kokkos::DefaultExecutionSpace, Kokkos::Experimental::half_t, Kokkos::LayoutRight>,
+    Config<Kokkos::DefaultExecutionSpace, float, Kokkos::LayoutLeft>,
+    Config<Kokkos::DefaultExecutionSpace, double, Kokkos::LayoutRight>,
+#endif
+    Config<Kokkos::DefaultHostExecutionSpace, float, Kokkos::LayoutLeft>,
+    Config<Kokkos::DefaultHostExecutionSpace, float, Kokkos::LayoutRight>,
+    Config<Kokkos::DefaultHostExecutionSpace, double, Kokkos::LayoutLeft>,
+    Config<Kokkos::DefaultHostExecutionSpace, double, Kokkos::LayoutRight>>;
+
+struct ConfigNames {
+  template <class C>
+  static std::string GetName(int) {
+    std::string scalar = std::is_same_v<typename C::scalar, double> ? "double"
+                         : std::is_same_v<typename C::scalar, float> ? "float" : "half";
+    std::string layout = std::is_same_v<typename C::layout, Kokkos::LayoutLeft> ? "Left" : "Right";
+    return std::string(C::exec_space::name()) + "_" + scalar + "_" + layout;
+  }
+};
+
+TYPED_TEST_SUITE(GenericExecutor, Configs, ConfigNames);
+
+constexpr Boundary all_boundaries[] = {Boundary::interior, Boundary::periodic, Boundary::fixed_rim};
+
+TYPED_TEST(GenericExecutor, EveryPresetAndBoundaryMatchesReference) {
+  std::uint64_t seed = 1;
+  for (const AnyStencil& preset : presets::standard_set()) {
+    for (Boundary boundary : all_boundaries) {
+      std::visit([&](const auto& s) { this->check_step(s, boundary, seed++); }, preset);
+    }
+  }
+}
+
+TYPED_TEST(GenericExecutor, OddAndPrimeExtentsDownToTheMinimum) {
+  // Smallest legal extents (2r + 1) and awkward primes, in every dimension.
+  const auto box2 = box<2>(2);
+  for (Boundary boundary : all_boundaries) {
+    this->template check_step<1>(presets::d1_5p(), boundary, 11, {5});
+    this->template check_step<1>(presets::d1_5p(), boundary, 12, {7919});
+    this->template check_step<2>(box2, boundary, 13, {5, 5});
+    this->template check_step<2>(box2, boundary, 14, {5, 131});
+    this->template check_step<2>(box2, boundary, 15, {97, 7});
+    this->template check_step<3>(presets::heat_3d(), boundary, 16, {3, 3, 3});
+    this->template check_step<3>(presets::box_3d27p(), boundary, 17, {3, 29, 5});
+  }
+}
+
+TYPED_TEST(GenericExecutor, RandomStencilsMatchReference) {
+  // 3 x 70 random stencils, radius 1 to 4 along the first axis, random boundary.
+  std::mt19937_64 rng(2026);
+  std::uniform_int_distribution<int> radius(1, 4), boundary(0, 2);
+  for (int i = 0; i < 70; ++i) {
+    const auto b = static_cast<Boundary>(boundary(rng));
+    this->check_step(random_stencil<1>(rng, radius(rng)), b, 100 + i, {211});
+    this->check_step(random_stencil<2>(rng, radius(rng)), b, 200 + i, {23, 31});
+    this->check_step(random_stencil<3>(rng, radius(rng)), b, 300 + i, {11, 13, 9});
+  }
+}
+
+TYPED_TEST(GenericExecutor, FusedStepsMatchRepeatedSteps) {
+  // Periodic: fusion is exact everywhere. Fixed rim and interior: only at points at least
+  // t * r from the rim, since the unfused steps hold or skip the rim in between.
+  using T          = typename TestFixture::T;
+  using exec_space = typename TestFixture::exec_space;
+  std::uint64_t seed = 500;
+  for (const AnyStencil& preset : presets::standard_set()) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      using View      = typename TestFixture::template View<D>;
+      const auto extents = TestFixture::template grid_extents<D>();
+      for (int t : {2, 3}) {
+        const auto fused = fuse(s, t);
+        for (Boundary boundary : all_boundaries) {
+          View a = make_view<View, D>("a", extents), b = make_view<View, D>("b", extents);
+          View start = make_view<View, D>("start", extents), single = make_view<View, D>("single", extents);
+          fill_random<D>(a, seed++);
+          Kokkos::deep_copy(b, a);
+          Kokkos::deep_copy(start, a);
+          Kokkos::deep_copy(single, a);
+          iterate(exec_space(), s, a, b, t, {boundary});
+          apply(exec_space(), fused, start, single, {boundary});
+          exec_space().fence();
+          const HostGrid<D> magnitude =
+              reference_iterate(abs_weights(s), abs(to_grid<D>(start)), t, boundary);
+          const double factor = t * step_error_factor<T>(s.size()) + step_error_factor<T>(fused.size());
+          std::array<int, D> margin{};
+          if (boundary != Boundary::periodic) margin = fused.radius();
+          EXPECT_TRUE(within_bound(to_grid<D>(a), to_grid<D>(single), magnitude, factor, margin))
+              << s.name() << " fused over " << t << " steps, " << to_string(boundary);
+        }
+      }
+    }, preset);
+  }
+}
+
+TYPED_TEST(GenericExecutor, IterateEqualsRepeatedApplyAndLeavesResultInA) {
+  using exec_space = typename TestFixture::exec_space;
+  using View       = typename TestFixture::template View<2>;
+  const auto stencil = presets::star_2d13p();
+  const std::array<int, 2> extents{41, 29};
+  for (int steps : {0, 1, 4, 5}) {
+    for (Boundary boundary : all_boundaries) {
+      View a = make_view<View, 2>("a", extents), b = make_view<View, 2>("b", extents);
+      View x = make_view<View, 2>("x", extents), y = make_view<View, 2>("y", extents);
+      fill_random<2>(a, 40 + steps);
+      Kokkos::deep_copy(b, a);
+      Kokkos::deep_copy(x, a);
+      Kokkos::deep_copy(y, a);
+      const View original_a = a;
+      const RunReport report = iterate(exec_space(), stencil, a, b, steps, {boundary});
+      EXPECT_EQ(report.steps, steps);
+      for (int s = 0; s < steps; ++s) {
+        apply(exec_space(), stencil, x, y, {boundary});
+        std::swap(x, y);
+      }
+      exec_space().fence();
+      // Same kernel, same summation order: the results must be identical, not just close.
+      EXPECT_EQ(to_grid<2>(a).values, to_grid<2>(x).values) << steps << " steps, " << to_string(boundary);
+      EXPECT_EQ(a.data() == original_a.data(), steps % 2 == 0) << "handles swap on odd step counts";
+    }
+  }
+}
+
+TYPED_TEST(GenericExecutor, InteriorModeLeavesRimBitForBit) {
+  using exec_space = typename TestFixture::exec_space;
+  using View       = typename TestFixture::template View<2>;
+  const auto stencil = presets::box_2d49p();
+  const std::array<int, 2> extents{23, 19};
+  View in = make_view<View, 2>("in", extents), out = make_view<View, 2>("out", extents);
+  fill_random<2>(in, 3);
+  fill_random<2>(out, 4);
+  const HostGrid<2> before = to_grid<2>(out);
+  apply(exec_space(), stencil, in, out, {Boundary::interior});
+  const HostGrid<2> after = to_grid<2>(out);
+  std::size_t rim = 0, changed = 0;
+  for (std::size_t flat = 0; flat < after.values.size(); ++flat) {
+    if (in_interior(stencil, extents, after.point(flat))) {
+      changed += after.values[flat] != before.values[flat];
+    } else {
+      ++rim;
+      EXPECT_EQ(after.values[flat], before.values[flat]) << impl::tuple_string(after.point(flat));
+    }
+  }
+  EXPECT_EQ(rim, 23u * 19u - 17u * 13u);
+  EXPECT_GT(changed, 0u);
+}
+
+/// Strided Views: a padded LayoutStride allocation and a window of a larger View.
+TYPED_TEST(GenericExecutor, StridedViewsMatchReference) {
+  using exec_space = typename TestFixture::exec_space;
+  using T          = typename TestFixture::T;
+  using Memory     = typename exec_space::memory_space;
+  using Strided    = Kokkos::View<T**, Kokkos::LayoutStride, Memory>;
+  using Whole      = typename TestFixture::template View<2>;
+  const auto stencil = presets::box_2d9p();
+  for (Boundary boundary : all_boundaries) {
+    // Padded: 31 x 17 points, rows 40 apart, columns 2 apart (every other element).
+    Strided in("in", Kokkos::LayoutStride(31, 40, 17, 2));
+    Strided out("out", Kokkos::LayoutStride(31, 40, 17, 2));
+    // Window: rows 3..36 and columns 5..28 of 40 x 33 Views.
+    Whole big_in = make_view<Whole, 2>("big_in", {40, 33}), big_out = make_view<Whole, 2>("big_out", {40, 33});
+    auto win_in  = Kokkos::subview(big_in, Kokkos::make_pair(3, 37), Kokkos::make_pair(5, 29));
+    auto win_out = Kokkos::subview(big_out, Kokkos::make_pair(3, 37), Kokkos::make_pair(5, 29));
+    fill_random<2>(in, 61);
+    fill_random<2>(out, 62);
+    fill_random<2>(big_in, 63);
+    fill_random<2>(big_out, 64);
+    const HostGrid<2> big_out_before = to_grid<2>(big_out);
+    auto check = [&](const auto& vin, const auto& vout) {
+      const HostGrid<2> input = to_grid<2>(vin), before = to_grid<2>(vout);
+      apply(exec_space(), stencil, vin, vout, {boundary});
+      exec_space().fence();
+      HostGrid<2> expected = before, magnitude = abs(before);
+      reference_apply(stencil, input, expected, boundary);
+      reference_apply(abs_weights(stencil), abs(input), magnitude, boundary);
+      EXPECT_TRUE(within_bound(to_grid<2>(vout), expected, magnitude, step_error_factor<T>(stencil.size())))
+          << to_string(boundary);
+    };
+    check(in, out);
+    check(win_in, win_out);
+    // Nothing outside the window was written.
+    const HostGrid<2> big_after = to_grid<2>(big_out);
+    for (std::size_t flat = 0; flat < big_after.values.size(); ++flat) {
+      const auto p = big_after.point(flat);
+      if (p[0] < 3 || p[0] >= 37 || p[1] < 5 || p[1] >= 29) {
+        ASSERT_EQ(big_after.values[flat], big_out_before.values[flat]) << impl::tuple_string(p);
+      }
+    }
+  }
+}
+
+TEST(HalfPrecision, DistinctHalfType) {
+  if (!has_distinct_half) {
+    GTEST_SKIP() << "Kokkos::Experimental::half_t is float in this Kokkos build (host-only); "
+                    "half storage is tested where Kokkos has a 16-bit half_t (CUDA/HIP builds)";
+  }
+  EXPECT_EQ(sizeof(Kokkos::Experimental::half_t), 2u);
+}
+
+}  // namespace
+}  // namespace sparstencil::test
