@@ -123,8 +123,8 @@ TYPED_TEST(GenericExecutor, FusedStepsMatchRepeatedSteps) {
       for (int t : {2, 3}) {
         const auto fused = fuse(s, t);
         for (Boundary boundary : all_boundaries) {
-          View a = make_view<View, D>("a", extents), b = make_view<View, D>("b", extents);
-          View start = make_view<View, D>("start", extents), single = make_view<View, D>("single", extents);
+          View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
+          View start = make_view<View>("start", extents), single = make_view<View>("single", extents);
           fill_random<D>(a, seed++);
           Kokkos::deep_copy(b, a);
           Kokkos::deep_copy(start, a);
@@ -152,8 +152,8 @@ TYPED_TEST(GenericExecutor, IterateEqualsRepeatedApplyAndLeavesResultInA) {
   const std::array<int, 2> extents{41, 29};
   for (int steps : {0, 1, 4, 5}) {
     for (Boundary boundary : all_boundaries) {
-      View a = make_view<View, 2>("a", extents), b = make_view<View, 2>("b", extents);
-      View x = make_view<View, 2>("x", extents), y = make_view<View, 2>("y", extents);
+      View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
+      View x = make_view<View>("x", extents), y = make_view<View>("y", extents);
       fill_random<2>(a, 40 + steps);
       Kokkos::deep_copy(b, a);
       Kokkos::deep_copy(x, a);
@@ -178,7 +178,7 @@ TYPED_TEST(GenericExecutor, InteriorModeLeavesRimBitForBit) {
   using View       = typename TestFixture::template View<2>;
   const auto stencil = presets::box_2d49p();
   const std::array<int, 2> extents{23, 19};
-  View in = make_view<View, 2>("in", extents), out = make_view<View, 2>("out", extents);
+  View in = make_view<View>("in", extents), out = make_view<View>("out", extents);
   fill_random<2>(in, 3);
   fill_random<2>(out, 4);
   const HostGrid<2> before = to_grid<2>(out);
@@ -210,7 +210,8 @@ TYPED_TEST(GenericExecutor, StridedViewsMatchReference) {
     Strided in("in", Kokkos::LayoutStride(31, 40, 17, 2));
     Strided out("out", Kokkos::LayoutStride(31, 40, 17, 2));
     // Window: rows 3..36 and columns 5..28 of 40 x 33 Views.
-    Whole big_in = make_view<Whole, 2>("big_in", {40, 33}), big_out = make_view<Whole, 2>("big_out", {40, 33});
+    Whole big_in = make_view<Whole>("big_in", std::array<int, 2>{40, 33}),
+          big_out = make_view<Whole>("big_out", std::array<int, 2>{40, 33});
     auto win_in  = Kokkos::subview(big_in, Kokkos::make_pair(3, 37), Kokkos::make_pair(5, 29));
     auto win_out = Kokkos::subview(big_out, Kokkos::make_pair(3, 37), Kokkos::make_pair(5, 29));
     fill_random<2>(in, 61);

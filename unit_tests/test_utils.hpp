@@ -11,30 +11,6 @@
 
 namespace sparstencil::test {
 
-template <class T, int D>
-struct data_type;
-template <class T>
-struct data_type<T, 1> { using type = T*; };
-template <class T>
-struct data_type<T, 2> { using type = T**; };
-template <class T>
-struct data_type<T, 3> { using type = T***; };
-
-template <class T, int D, class Layout, class MemSpace>
-using GridView = Kokkos::View<typename data_type<T, D>::type, Layout, MemSpace>;
-
-/// A View with the given extents (contiguous layouts).
-template <class View, int D>
-View make_view(const std::string& label, const std::array<int, D>& e) {
-  if constexpr (D == 1) {
-    return View(label, e[0]);
-  } else if constexpr (D == 2) {
-    return View(label, e[0], e[1]);
-  } else {
-    return View(label, e[0], e[1], e[2]);
-  }
-}
-
 template <int D, class F>
 void for_each_point(const std::array<int, D>& extents, F&& f) {
   const HostGrid<D> shape(extents);

@@ -9,3 +9,4 @@
 #include "SparStencil_Presets.hpp"
 #include "SparStencil_Reference.hpp"
 #include "SparStencil_Stencil.hpp"
+#include "SparStencil_Views.hpp"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what SparStencil needs on Debian bookworm that is not there yet. Idempotent:
+# when every package is present it changes nothing and needs no network.
+set -euo pipefail
+
+packages=(
+  cmake g++ make
+  libtrilinos-kokkos-dev   # Kokkos 3.4 (Serial); bring your own Kokkos 4.x for GPUs
+  googletest libgtest-dev  # unit tests
+  libbenchmark-dev         # perf_tests
+  nlohmann-json3-dev       # stencil catalogues
+  libpng-dev               # the demo's image
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup: need root to install packages (run as root or with sudo)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
