@@ -3,8 +3,9 @@
 // paper sizes (the papers' problem sizes): 1D 10,240,000 points, 2D 10240 x 10240, 3D 512^3;
 // small sizes fit a CPU run in seconds. Default: paper on GPU execution spaces, small on host.
 // Inputs are random (never zeros); time per step is measured with a fence inside the timed
-// region (manual time); counters: GStencil/s (points / median step time / 1e9) and the
-// bytes each point moves (one read, one write).
+// region (manual time); counters: GStencil/s (points / median step time / 1e9), the
+// bytes each point moves (one read, one write), and against the device-to-device copy
+// measured in the same run (Copy/<type>, 2-D size): the single-step roofline and its %.
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
 #include <benchmark/benchmark.h>
@@ -25,6 +26,34 @@ std::array<int, D> extents() {
   if constexpr (D == 1) return {paper_sizes ? 10240000 : 1 << 20};
   else if constexpr (D == 2) return paper_sizes ? std::array<int, 2>{10240, 10240} : std::array<int, 2>{1024, 1024};
   else return paper_sizes ? std::array<int, 3>{512, 512, 512} : std::array<int, 3>{96, 96, 96};
+}
+
+/// Device-to-device copy bandwidth (bytes read + written per second), measured in the same
+/// run by the Copy benchmarks, which run first; 0 until then.
+template <class T>
+double copy_bytes_per_second = 0;
+
+template <class T>
+void run_copy(benchmark::State& state) {
+  using View   = sparstencil::GridView<T, 2>;
+  const auto e = extents<2>();
+  View in = sparstencil::make_view<View>("in", e), out = sparstencil::make_view<View>("out", e);
+  Kokkos::Random_XorShift64_Pool<> pool(777);
+  Kokkos::fill_random(in, pool, T(0.25), T(1.0));
+  Kokkos::deep_copy(out, in);  // warm-up
+  Kokkos::fence();
+  std::vector<double> seconds;
+  for (auto _ : state) {
+    Kokkos::Timer timer;
+    Kokkos::deep_copy(out, in);
+    Kokkos::fence();
+    seconds.push_back(timer.seconds());
+    state.SetIterationTime(seconds.back());
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
+  copy_bytes_per_second<T> = 2.0 * in.span() * sizeof(T) / seconds[seconds.size() / 2];
+  state.counters["TB/s"] = copy_bytes_per_second<T> / 1e12;
+  state.SetLabel(Kokkos::DefaultExecutionSpace::name());
 }
 
 template <class T, int D>
@@ -54,11 +83,19 @@ void run_generic(benchmark::State& state, const sparstencil::Stencil<D>& stencil
   // Median step time, so one slow outlier does not move the figure.
   state.counters["GStencil/s"]  = points / seconds[seconds.size() / 2] / 1e9;
   state.counters["bytes/point"] = 2.0 * sizeof(T);
+  if (copy_bytes_per_second<T> > 0) {
+    // Single-step roofline: every point read once and written once at copy bandwidth.
+    const double roofline = copy_bytes_per_second<T> / (2.0 * sizeof(T)) / 1e9;
+    state.counters["roofline GStencil/s"] = roofline;
+    state.counters["% roofline"] = 100.0 * state.counters["GStencil/s"] / roofline;
+  }
   state.SetLabel(std::string(Kokkos::DefaultExecutionSpace::name()) + " generic");
 }
 
 template <class T>
 void register_all(const char* type_name) {
+  benchmark::RegisterBenchmark((std::string("Copy/") + type_name).c_str(), run_copy<T>)
+      ->UseManualTime()->Unit(benchmark::kMillisecond);
   for (const sparstencil::AnyStencil& preset : sparstencil::presets::standard_set()) {
     std::visit([&](const auto& s) {
       const std::string label = s.name() + "/" + type_name;

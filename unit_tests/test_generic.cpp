@@ -3,15 +3,17 @@
 // repeated apply; typed over (execution space, scalar, layout).
 #include "test_utils.hpp"
 
-namespace sparstencil::test {
-namespace {
-
+/// A test configuration; at global scope so that test names read
+/// GenericExecutor.Test<Config<Kokkos::Serial, float, Kokkos::LayoutLeft>>.
 template <class ExecSpace, class Scalar, class Layout>
 struct Config {
   using exec_space = ExecSpace;
   using scalar     = Scalar;
   using layout     = Layout;
 };
+
+namespace sparstencil::test {
+namespace {
 
 template <class C>
 class GenericExecutor : public ::testing::Test {
@@ -60,17 +62,7 @@ using Configs = ::testing::Types<
     Config<Kokkos::DefaultHostExecutionSpace, double, Kokkos::LayoutLeft>,
     Config<Kokkos::DefaultHostExecutionSpace, double, Kokkos::LayoutRight>>;
 
-struct ConfigNames {
-  template <class C>
-  static std::string GetName(int) {
-    std::string scalar = std::is_same_v<typename C::scalar, double> ? "double"
-                         : std::is_same_v<typename C::scalar, float> ? "float" : "half";
-    std::string layout = std::is_same_v<typename C::layout, Kokkos::LayoutLeft> ? "Left" : "Right";
-    return std::string(C::exec_space::name()) + "_" + scalar + "_" + layout;
-  }
-};
-
-TYPED_TEST_SUITE(GenericExecutor, Configs, ConfigNames);
+TYPED_TEST_SUITE(GenericExecutor, Configs);
 
 constexpr Boundary all_boundaries[] = {Boundary::interior, Boundary::periodic, Boundary::fixed_rim};
 

@@ -31,11 +31,19 @@ std::array<int, D> extents_of(const View& v) {
   return e;
 }
 
+/// A contiguous copy's type in the View's own memory space: host <-> device copies of
+/// strided device Views must go through one (Kokkos copies across spaces only when
+/// contiguous).
+template <int D, class View>
+using ContiguousOf = GridView<typename View::non_const_value_type, D, Kokkos::LayoutRight,
+                              typename View::memory_space>;
+
 /// Fills a View with values of magnitude in [0.25, 1] and random sign: never zero.
 template <int D, class View>
 void fill_random(const View& v, std::uint64_t seed) {
   using T = typename View::non_const_value_type;
-  auto host = Kokkos::create_mirror_view(v);
+  auto staging = make_view<ContiguousOf<D, View>>("staging", extents_of<D>(v));
+  auto host    = Kokkos::create_mirror_view(staging);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> magnitude(0.25, 1.0);
   std::bernoulli_distribution negative(0.5);
@@ -43,14 +51,16 @@ void fill_random(const View& v, std::uint64_t seed) {
     const double m = magnitude(rng);
     impl::element<D>(host, to_kokkos<D>(i)) = static_cast<T>(negative(rng) ? -m : m);
   });
-  Kokkos::deep_copy(v, host);
+  Kokkos::deep_copy(staging, host);
+  Kokkos::deep_copy(v, staging);
 }
 
 /// The View's values, as doubles, in a HostGrid.
 template <int D, class View>
 HostGrid<D> to_grid(const View& v) {
-  auto host = Kokkos::create_mirror_view(v);
-  Kokkos::deep_copy(host, v);
+  auto staging = make_view<ContiguousOf<D, View>>("staging", extents_of<D>(v));
+  Kokkos::deep_copy(staging, v);
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), staging);
   HostGrid<D> grid(extents_of<D>(v));
   for_each_point<D>(grid.extents, [&](const std::array<int, D>& i) {
     grid(i) = static_cast<double>(impl::element<D>(host, to_kokkos<D>(i)));
