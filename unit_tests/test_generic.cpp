@@ -56,6 +56,8 @@ using Configs = ::testing::Types<
     Config<Kokkos::DefaultExecutionSpace, Kokkos::Experimental::half_t, Kokkos::LayoutRight>,
     Config<Kokkos::DefaultExecutionSpace, float, Kokkos::LayoutLeft>,
     Config<Kokkos::DefaultExecutionSpace, double, Kokkos::LayoutRight>,
+    Config<Kokkos::DefaultExecutionSpace, float, Kokkos::LayoutRight>,
+    Config<Kokkos::DefaultExecutionSpace, double, Kokkos::LayoutLeft>,
 #endif
     Config<Kokkos::DefaultHostExecutionSpace, float, Kokkos::LayoutLeft>,
     Config<Kokkos::DefaultHostExecutionSpace, float, Kokkos::LayoutRight>,
