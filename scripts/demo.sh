@@ -4,6 +4,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/setup.sh"
-"$root/scripts/build.sh" heat2d > /dev/null
+build=${SPARSTENCIL_BUILD_DIR:-$root/build}
+log="$build.demo-build.log"
+if ! "$root/scripts/build.sh" heat2d > "$log" 2>&1; then
+  cat "$log"
+  echo "demo: the build failed (log above, also in $log)" >&2
+  exit 1
+fi
 cd "$root"
-exec "${SPARSTENCIL_BUILD_DIR:-$root/build}/examples/heat2d" "$@"
+exec "$build/examples/heat2d" "$@"
