@@ -9,6 +9,7 @@ packages=(
   googletest libgtest-dev  # unit tests
   libbenchmark-dev         # perf_tests
   nlohmann-json3-dev       # stencil catalogues
+  libboost-graph-dev       # maximum-cardinality matching for sparsity conversion
   libpng-dev               # the demo's image
 )
 

@@ -7,6 +7,8 @@
 #include "SparStencil_Parse.hpp"
 #include "SparStencil_Precision.hpp"
 #include "SparStencil_Presets.hpp"
+#include "SparStencil_KernelMatrix.hpp"
 #include "SparStencil_Reference.hpp"
+#include "SparStencil_Sparsity.hpp"
 #include "SparStencil_Stencil.hpp"
 #include "SparStencil_Views.hpp"

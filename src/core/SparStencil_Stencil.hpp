@@ -39,6 +39,9 @@ class Stencil {
 
  public:
   static constexpr int rank = D;
+  /// A multi-index or per-axis extent (offsets, radii, tile shapes). Functions taking one
+  /// beside a Stencil<D> use this name so that D is deduced from the stencil alone.
+  using index_type = std::array<int, D>;
 
   /// Throws std::runtime_error for an empty stencil, a non-finite weight, a repeated
   /// offset, or an offset beyond max_supported_radius.
