@@ -1,0 +1,130 @@
+#include "SparStencil_Device.hpp"
+
+#include "SparStencil_Error.hpp"
+
+namespace sparstencil {
+namespace {
+
+// Per-SM-per-clock rates measured on the lent H100 (shared/reference PTX facts): sparse
+// f16 m16n8k32 ~4000 flop (dense-equivalent), sparse tf32 m16n8k16 1980; plain cores
+// 128 f32 FMA and 64 f64 FMA per SM per clock (Hopper, Ampere GA100 datasheets); shared
+// memory 128 bytes per SM per clock.
+constexpr double giga = 1e9, tera = 1e12;
+
+DeviceDescription hopper(std::string name, std::string source, double memory_tb_s) {
+  DeviceDescription d;
+  d.name               = std::move(name);
+  d.source             = std::move(source);
+  d.multiprocessors    = 132;
+  d.clock_ghz          = 1.98;
+  const double sm_clk  = d.multiprocessors * d.clock_ghz * giga;
+  d.memory_bytes_per_s = memory_tb_s * tera;
+  d.shared_bytes_per_s = 128 * sm_clk;
+  d.sparse_f16_flops   = 964 * tera;  // measured, dense-equivalent
+  d.sparse_tf32_flops  = 1980 * sm_clk;
+  d.cuda_f32_flops     = 2 * 128 * sm_clk;
+  d.cuda_f64_flops     = 2 * 64 * sm_clk;
+  d.launch_seconds     = 4e-6;
+  return d;
+}
+
+DeviceDescription ampere() {
+  DeviceDescription d;
+  d.name               = "a100";
+  d.source             = "A100 SXM4 80GB datasheet (not measured here): 108 SMs, 1.41 GHz, "
+                         "2.04 TB/s HBM2e, sparse f16 4096 flop/clk/SM";
+  d.multiprocessors    = 108;
+  d.clock_ghz          = 1.41;
+  const double sm_clk  = d.multiprocessors * d.clock_ghz * giga;
+  d.memory_bytes_per_s = 0.9 * 2.039 * tera;  // copies reach about 90% of the pin rate
+  d.shared_bytes_per_s = 128 * sm_clk;
+  d.sparse_f16_flops   = 4096 * sm_clk;
+  d.sparse_tf32_flops  = 2048 * sm_clk;
+  d.cuda_f32_flops     = 2 * 64 * sm_clk;
+  d.cuda_f64_flops     = 2 * 32 * sm_clk;
+  d.launch_seconds     = 5e-6;
+  return d;
+}
+
+DeviceDescription cpu() {
+  DeviceDescription d;
+  d.name               = "cpu";
+  d.source             = "a generic 2-core x86-64 host (order of magnitude; no tensor cores)";
+  d.multiprocessors    = 2;
+  d.clock_ghz          = 2.5;
+  d.memory_bytes_per_s = 20 * giga;
+  d.shared_bytes_per_s = 0;
+  d.cuda_f32_flops     = 2 * 2 * 16 * 2.5 * giga;  // 2 cores x 2 FMA x 16 lanes (AVX-512-ish)
+  d.cuda_f64_flops     = d.cuda_f32_flops / 2;
+  d.launch_seconds     = 1e-6;
+  return d;
+}
+
+const std::vector<DeviceDescription>& all_devices() {
+  static const std::vector<DeviceDescription> devices{
+      hopper("h100", "lent H100 80GB HBM3, measured 2026-11-22: copy 2.99 TB/s, sparse f16 964 TFLOP/s", 2.99),
+      hopper("h200", "H200: the H100's compute figures, copy 4.3 TB/s as measured on a lent H200", 4.3),
+      ampere(), cpu()};
+  return devices;
+}
+
+}  // namespace
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::f16: return "f16";
+    case Precision::bf16: return "bf16";
+    case Precision::tf32: return "tf32";
+    case Precision::f32: return "f32";
+    case Precision::f64: return "f64";
+  }
+  return "?";
+}
+
+Precision precision_from_string(std::string_view text) {
+  for (Precision p : {Precision::f16, Precision::bf16, Precision::tf32, Precision::f32, Precision::f64}) {
+    if (text == to_string(p)) return p;
+  }
+  impl::fail("precision_from_string", "unknown precision '", text, "' (known: f16, bf16, tf32, f32, f64)");
+}
+
+int storage_bytes(Precision p) {
+  switch (p) {
+    case Precision::f16:
+    case Precision::bf16: return 2;
+    case Precision::tf32:
+    case Precision::f32: return 4;
+    case Precision::f64: return 8;
+  }
+  return 0;
+}
+
+bool has_sparse_operands(Precision p) {
+  return p == Precision::f16 || p == Precision::bf16 || p == Precision::tf32;
+}
+
+ErrorBound sparse_step_error_bound(Precision p, std::size_t terms) {
+  const double f32_sums = (static_cast<double>(terms) + 2.0) * 0x1p-24;
+  switch (p) {
+    case Precision::f16: return {0x1p-11 + f32_sums + 0x1p-11, (static_cast<double>(terms) + 1) * 0x1p-25};
+    case Precision::bf16: return {0x1p-8 + f32_sums + 0x1p-8, 0.0};
+    case Precision::tf32: return {0x1p-11 + 0x1p-11 + f32_sums + 0x1p-24, 0.0};
+    default: impl::fail("sparse_step_error_bound", "precision ", to_string(p), " has no tensor-core form");
+  }
+}
+
+const DeviceDescription& device_description(std::string_view name) {
+  for (const auto& d : all_devices())
+    if (d.name == name) return d;
+  std::string known;
+  for (const auto& d : all_devices()) known += (known.empty() ? "" : ", ") + d.name;
+  impl::fail("device_description", "unknown device '", name, "' (known: ", known, ")");
+}
+
+std::vector<std::string> device_names() {
+  std::vector<std::string> names;
+  for (const auto& d : all_devices()) names.push_back(d.name);
+  return names;
+}
+
+}  // namespace sparstencil

@@ -1,0 +1,110 @@
+#pragma once
+/// A Plan: everything an executor needs to run a stencil, decided on the host. For the
+/// sparse tensor-core executor that is the tile shape, A' in its 2:4 column order,
+/// compressed and packed per lane for mma.sp, the gather table that makes B' out of the
+/// shared-memory block, the block geometry, and the cost model's prediction; for the
+/// generic executor only the prediction. explain() says what was chosen and why;
+/// to_json/plan_from_json round-trip it exactly.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "SparStencil_Boundary.hpp"
+#include "SparStencil_Device.hpp"
+#include "SparStencil_KernelMatrix.hpp"
+#include "SparStencil_Sparsity.hpp"
+#include "SparStencil_Stencil.hpp"
+
+namespace sparstencil {
+
+enum class ExecutorKind { cuda_sptc, generic };
+const char* to_string(ExecutorKind e);
+
+/// The sparse MMA instruction: m16n8k32 for f16/bf16 (2:4), m16n8k16 for tf32 (1:2).
+struct MmaShape {
+  int m = 16, n = 8, k = 32;
+  static MmaShape for_precision(Precision p) { return {16, 8, p == Precision::tf32 ? 16 : 32}; }
+};
+
+/// A' compressed and packed in per-lane fragment order (layout: SparStencil_Plan.cpp).
+struct PackedA {
+  int m_blocks = 0;  ///< 16-row blocks of A'
+  int k_chunks = 0;  ///< K / mma.k
+  /// [m_block][k_chunk][lane][reg], 4 registers a lane: f16x2 / bf16x2 pairs or tf32 words.
+  std::vector<std::uint32_t> values;
+  /// [m_block][k_chunk / 2][lane]: one word serves chunks 2q (selector 0) and 2q+1 (selector 1).
+  std::vector<std::uint32_t> metadata;
+};
+
+struct Prediction {
+  double seconds         = 0;  ///< one launch over the whole grid (all fused steps)
+  double compute_seconds = 0;
+  double memory_seconds  = 0;  ///< device memory
+  double shared_seconds  = 0;  ///< shared memory (sparse path)
+  double gstencils       = 0;  ///< grid points x steps / seconds / 1e9
+  std::string bound;           ///< "compute", "memory" or "shared memory"
+};
+
+/// A candidate the planner looked at and did not take.
+struct Alternative {
+  ExecutorKind executor = ExecutorKind::generic;
+  std::vector<int> tile;  ///< empty for the generic executor
+  double seconds = 0;
+  std::string reason;
+};
+
+struct Plan {
+  // What is computed.
+  AnyStencil original = Stencil<1>({{{0}, 1.0}});  ///< the stencil of one step
+  AnyStencil stencil  = Stencil<1>({{{0}, 1.0}});  ///< what one launch applies: fuse(original, fused_steps)
+  int fused_steps     = 1;
+  Boundary boundary   = Boundary::periodic;
+  Precision precision = Precision::f16;
+  std::string device;
+  std::vector<long> grid;
+  ExecutorKind executor = ExecutorKind::generic;
+
+  // Sparse tensor-core path (empty for the generic executor).
+  std::vector<int> tile, radius, patch;
+  int rows = 0;         ///< tile points = rows of A'
+  MmaShape mma;
+  std::size_t nonzeros = 0;  ///< of A'
+  ColumnOrder order;         ///< K rows of B' in order, padded to a multiple of mma.k
+  std::vector<int> gather;   ///< per K row: shared-memory offset from the tile origin; -1 = zero
+  std::vector<int> tiles_per_block, shared_extent;
+  int shared_pitch = 0;            ///< elements between rows of the fastest axis
+  std::vector<int> tile_offsets;   ///< per tile of a block: offset of its origin
+  PackedA a;
+  double sparsity   = 0;  ///< S: nonzeros / (padded rows x K)
+  double redundancy = 1;  ///< alpha: terms of the fused stencil / (t x terms of one step)
+  long mmas_per_tile_group = 0;  ///< mma.sp per 8 tiles (one N block)
+
+  Prediction predicted;
+  std::vector<Alternative> rejected;
+
+  /// Whether one launch equals fused_steps steps at every point (periodic, or no fusion).
+  bool fusion_exact_everywhere() const { return fused_steps == 1 || boundary == Boundary::periodic; }
+  int dims() const { return static_cast<int>(grid.size()); }
+};
+
+/// Compresses A' (columns in `order`) for mma.sp of `precision`; rows padded to 16.
+PackedA pack_operand(const KernelMatrix& a, const ColumnOrder& order, Precision precision);
+
+/// The dense A' value at (row, k) that a packed operand encodes, decoded the way the
+/// hardware reads fragments and metadata (used by the emulator and the tests).
+double unpack_operand(const PackedA& packed, Precision precision, int row, int k);
+
+/// Query-planner style text: chosen executor and why, tile, patch, nonzeros, padding,
+/// S, MMAs per tile, predicted bound and GStencil/s, rejected alternatives.
+std::string explain(const Plan& plan);
+
+std::string to_json(const Plan& plan);
+/// Throws std::runtime_error naming the field for malformed input.
+Plan plan_from_json(std::string_view json_text);
+
+/// Equal in every field (through their JSON form, which is exact).
+bool operator==(const Plan& a, const Plan& b);
+inline bool operator!=(const Plan& a, const Plan& b) { return !(a == b); }
+
+}  // namespace sparstencil

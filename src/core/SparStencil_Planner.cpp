@@ -1,0 +1,260 @@
+#include "SparStencil_Planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <tuple>
+
+#include "SparStencil_Fuse.hpp"
+
+namespace sparstencil {
+namespace {
+
+long product(const std::vector<long>& v) {
+  long n = 1;
+  for (long x : v) n *= x;
+  return n;
+}
+int product(const std::vector<int>& v) {
+  int n = 1;
+  for (int x : v) n *= x;
+  return n;
+}
+long ceil_div(long a, long b) { return (a + b - 1) / b; }
+
+/// Outputs along axis 0 that one thread block streams through (2-D and 3-D).
+constexpr long stream_length = 512;
+
+std::vector<int> radius_of(const AnyStencil& s) {
+  return std::visit([](const auto& st) { return std::vector<int>(st.radius().begin(), st.radius().end()); }, s);
+}
+std::size_t terms_of(const AnyStencil& s) {
+  return std::visit([](const auto& st) { return st.size(); }, s);
+}
+
+void validate(const PlanRequest& r) {
+  if (static_cast<int>(r.grid.size()) != dimension(r.stencil)) {
+    impl::fail("make_plan", "grid has ", r.grid.size(), " extents but the stencil is ", dimension(r.stencil), "-D");
+  }
+  if (r.steps < 1) impl::fail("make_plan", "fused step count ", r.steps, " must be at least 1");
+  const DeviceDescription& device = device_description(r.device);
+  if (r.executor == ExecutorKind::cuda_sptc) {
+    if (!device.has_sparse_tensor_cores()) {
+      impl::fail("make_plan", "device ", r.device, " has no sparse tensor cores (cuda_sptc forced)");
+    }
+    if (!has_sparse_operands(r.precision)) {
+      impl::fail("make_plan", "precision ", to_string(r.precision),
+                 " has no sparse tensor-core form (cuda_sptc needs f16, bf16 or tf32)");
+    }
+  }
+}
+
+/// Fills the request-level fields shared by every plan.
+Plan base_plan(const PlanRequest& r) {
+  Plan p;
+  p.original    = r.stencil;
+  p.stencil     = fuse(r.stencil, r.steps);
+  p.fused_steps = r.steps;
+  p.boundary    = r.boundary;
+  p.precision   = r.precision;
+  p.device      = r.device;
+  p.grid        = r.grid;
+  p.redundancy  = static_cast<double>(terms_of(p.stencil)) / (r.steps * static_cast<double>(terms_of(r.stencil)));
+  const std::vector<int> radius = radius_of(p.stencil);
+  for (std::size_t a = 0; a < r.grid.size(); ++a) {
+    if (r.grid[a] < 2L * radius[a] + 1) {
+      impl::fail("make_plan", "grid extent ", r.grid[a], " along axis ", a, " is too small for radius ", radius[a],
+                 r.steps > 1 ? " (fused)" : "", " (needs at least ", 2 * radius[a] + 1, ")");
+    }
+  }
+  return p;
+}
+
+void finish_prediction(Prediction& pr, double launch, long points, int steps) {
+  const double slowest = std::max({pr.compute_seconds, pr.memory_seconds, pr.shared_seconds});
+  pr.bound             = slowest == pr.compute_seconds ? "compute" : slowest == pr.memory_seconds ? "memory" : "shared memory";
+  pr.seconds           = slowest + launch;
+  pr.gstencils         = static_cast<double>(points) * steps / pr.seconds / 1e9;
+}
+
+/// The generic executor runs the t steps unfused: t launches of one step each.
+Prediction predict_generic(const PlanRequest& r) {
+  const DeviceDescription& d = device_description(r.device);
+  const long points          = product(r.grid);
+  const double rate          = r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops;
+  Prediction pr;
+  pr.compute_seconds = r.steps * points * 2.0 * terms_of(r.stencil) / rate;
+  pr.memory_seconds  = r.steps * points * 2.0 * storage_bytes(r.precision) / d.memory_bytes_per_s;
+  finish_prediction(pr, r.steps * d.launch_seconds, points, r.steps);
+  return pr;
+}
+
+/// SparStencil eq. 6-10 over the plan's geometry.
+Prediction predict_sparse(const Plan& p) {
+  const DeviceDescription& d = device_description(p.device);
+  const long points          = product(p.grid);
+  long tiles                 = 1;
+  // Halo re-reads: a block reads its shared extent for its outputs. In 2-D and 3-D the
+  // kernel streams blocks along axis 0 (double-buffered), so that axis's halo is paid once
+  // per run of stream_length outputs, not per block.
+  double amplification = 1.0;
+  for (std::size_t a = 0; a < p.grid.size(); ++a) {
+    tiles *= ceil_div(p.grid[a], p.tile[a]);
+    const double span = (a == 0 && p.grid.size() > 1)
+                            ? static_cast<double>(std::min<long>(p.grid[0], stream_length))
+                            : static_cast<double>(p.tile[a]) * p.tiles_per_block[a];
+    amplification *= (span + 2.0 * p.radius[a]) / span;
+  }
+  const double mmas       = static_cast<double>(ceil_div(tiles, 8)) * p.mmas_per_tile_group;
+  const double flops      = mmas * 2.0 * p.mma.m * p.mma.n * p.mma.k;
+  const double rate       = p.precision == Precision::tf32 ? d.sparse_tf32_flops : d.sparse_f16_flops;
+  const int bytes         = storage_bytes(p.precision);
+  const double block_load = amplification * static_cast<double>(points) * bytes;
+  Prediction pr;
+  pr.compute_seconds = flops / rate;
+  pr.memory_seconds  = (block_load + static_cast<double>(points) * bytes) / d.memory_bytes_per_s;
+  // Shared memory: the block written once, B fragments read per MMA, f32 results staged.
+  const double operand_bytes = p.precision == Precision::tf32 ? 4 : 2;
+  pr.shared_seconds = (block_load + mmas * p.mma.k * p.mma.n * operand_bytes + 2.0 * 4 * points) / d.shared_bytes_per_s;
+  finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
+  return pr;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> candidate_tiles(int dims, const std::vector<int>& radius) {
+  std::vector<std::vector<int>> all;
+  if (dims == 1) {
+    all = {{16}, {32}, {64}};
+  } else {
+    for (int outputs : {16, 32}) {
+      for (int a = 1; a <= outputs; a *= 2) {
+        if (dims == 2) {
+          all.push_back({a, outputs / a});
+          continue;
+        }
+        for (int b = 1; a * b <= outputs; b *= 2) all.push_back({a, b, outputs / (a * b)});
+      }
+    }
+  }
+  std::vector<std::vector<int>> fitting;
+  for (const auto& tile : all) {
+    int patch = 1;
+    for (int a = 0; a < dims; ++a) patch *= tile[a] + 2 * radius[a];
+    if (patch <= max_patch_points) fitting.push_back(tile);
+  }
+  return fitting;
+}
+
+Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
+  validate(r);
+  Plan p     = base_plan(r);
+  const int D = p.dims();
+  if (static_cast<int>(tile.size()) != D) impl::fail("make_sparse_plan", "tile has ", tile.size(), " extents, need ", D);
+  p.executor = ExecutorKind::cuda_sptc;
+  p.tile     = tile;
+  p.radius   = radius_of(p.stencil);
+  p.mma      = MmaShape::for_precision(r.precision);
+  std::visit([&](const auto& s) {
+    constexpr int N = std::decay_t<decltype(s)>::rank;
+    typename std::decay_t<decltype(s)>::index_type t{};
+    std::copy(tile.begin(), tile.end(), t.begin());
+    const KernelMatrix a = morph(s, t);
+    const PatchGeometry<N> geometry(t, s.radius());
+    p.patch.assign(geometry.patch.begin(), geometry.patch.end());
+    p.rows     = a.rows;
+    p.nonzeros = a.nonzeros();
+    p.order    = pair_columns_general(a);
+    pad_columns(p.order, p.mma.k);
+    p.a = pack_operand(a, p.order, r.precision);
+  }, p.stencil);
+
+  // Block of tiles: about 64 outputs along the fastest axis and 16 (2-D) or 8 x 32 (3-D)
+  // across, a multiple of 8 tiles (one MMA's N); the shared rows padded so consecutive
+  // rows start in different banks.
+  p.tiles_per_block.assign(D, 1);
+  p.tiles_per_block[D - 1] = std::max(1, 64 / tile[D - 1]);
+  if (D == 2) p.tiles_per_block[0] = std::max(1, 16 / tile[0]);
+  if (D == 3) p.tiles_per_block[1] = std::max(1, 8 / tile[1]);
+  while (product(p.tiles_per_block) % 8 != 0) p.tiles_per_block[D - 1] *= 2;
+  p.shared_extent.resize(D);
+  for (int a = 0; a < D; ++a) p.shared_extent[a] = p.tiles_per_block[a] * tile[a] + 2 * p.radius[a];
+  p.shared_pitch = (p.shared_extent[D - 1] + 7) / 8 * 8;
+  if (D > 1 && p.shared_pitch % 32 == 0) p.shared_pitch += 8;
+  std::vector<int> stride(D, 1);
+  if (D >= 2) stride[D - 2] = p.shared_pitch;
+  if (D == 3) stride[0] = p.shared_pitch * p.shared_extent[1];
+  for (int c : p.order.columns) {
+    if (c == zero_column) {
+      p.gather.push_back(-1);
+      continue;
+    }
+    int offset = 0;
+    for (int rest = c, a = D - 1; a >= 0; --a) {
+      offset += (rest % p.patch[a]) * stride[a];
+      rest /= p.patch[a];
+    }
+    p.gather.push_back(offset);
+  }
+  for (int j = 0; j < product(p.tiles_per_block); ++j) {
+    int offset = 0;
+    for (int rest = j, a = D - 1; a >= 0; --a) {
+      offset += (rest % p.tiles_per_block[a]) * tile[a] * stride[a];
+      rest /= p.tiles_per_block[a];
+    }
+    p.tile_offsets.push_back(offset);
+  }
+  const int k             = static_cast<int>(p.order.columns.size());
+  p.sparsity              = static_cast<double>(p.nonzeros) / (16.0 * p.a.m_blocks * k);
+  p.mmas_per_tile_group   = static_cast<long>(p.a.m_blocks) * p.a.k_chunks;
+  p.predicted             = predict_sparse(p);
+  return p;
+}
+
+Plan make_plan(const PlanRequest& r) {
+  validate(r);
+  Plan generic      = base_plan(r);
+  generic.executor  = ExecutorKind::generic;
+  generic.predicted = predict_generic(r);
+  const DeviceDescription& device = device_description(r.device);
+  const bool sparse_possible = device.has_sparse_tensor_cores() && has_sparse_operands(r.precision);
+  if (r.executor == ExecutorKind::generic || !sparse_possible) return generic;
+
+  std::vector<Plan> sparse;
+  for (const auto& tile : candidate_tiles(generic.dims(), radius_of(generic.stencil))) {
+    sparse.push_back(make_sparse_plan(r, tile));
+  }
+  if (sparse.empty()) {
+    if (r.executor == ExecutorKind::cuda_sptc) {
+      impl::fail("make_plan", "no tile shape keeps the patch within ", max_patch_points,
+                 " points for this radius; the row-decomposed form is not planned yet");
+    }
+    generic.rejected.push_back({ExecutorKind::cuda_sptc, {}, 0,
+                                "no tile keeps the patch within " + std::to_string(max_patch_points) + " points"});
+    return generic;
+  }
+  // Fastest predicted; among equals, the one with less compute, then less shared traffic.
+  auto best = std::min_element(sparse.begin(), sparse.end(), [](const Plan& a, const Plan& b) {
+    return std::tie(a.predicted.seconds, a.predicted.compute_seconds, a.predicted.shared_seconds) <
+           std::tie(b.predicted.seconds, b.predicted.compute_seconds, b.predicted.shared_seconds);
+  });
+  const bool take_sparse = r.executor == ExecutorKind::cuda_sptc || best->predicted.seconds < generic.predicted.seconds;
+  Plan chosen = take_sparse ? *best : generic;
+  char reason[160];
+  for (const Plan& p : sparse) {
+    if (take_sparse && &p == &*best) continue;
+    std::snprintf(reason, sizeof reason, "%s bound, S = %.2f, %ld MMAs per 8 tiles", p.predicted.bound.c_str(),
+                  p.sparsity, p.mmas_per_tile_group);
+    chosen.rejected.push_back({ExecutorKind::cuda_sptc, p.tile, p.predicted.seconds, reason});
+  }
+  if (take_sparse) {
+    std::snprintf(reason, sizeof reason, "%s bound on the plain cores%s", generic.predicted.bound.c_str(),
+                  r.steps > 1 ? ", runs the steps unfused" : "");
+    chosen.rejected.push_back({ExecutorKind::generic, {}, generic.predicted.seconds, reason});
+  }
+  std::stable_sort(chosen.rejected.begin(), chosen.rejected.end(),
+                   [](const Alternative& a, const Alternative& b) { return a.seconds < b.seconds; });
+  return chosen;
+}
+
+}  // namespace sparstencil

@@ -1,0 +1,295 @@
+// The planner, operand packing, the gather table and the plan emulator: every plan the
+// planner can make computes the stencil within the documented tensor-core bound.
+#include "test_utils.hpp"
+
+namespace sparstencil::test {
+namespace {
+
+constexpr Precision sparse_precisions[] = {Precision::f16, Precision::bf16, Precision::tf32};
+constexpr Boundary all_boundaries[]     = {Boundary::interior, Boundary::periodic, Boundary::fixed_rim};
+
+/// Grid values in [0.25, 1] with random sign, already representable in the storage format.
+template <int D>
+HostGrid<D> random_grid(const std::array<int, D>& extents, Precision p, std::uint64_t seed) {
+  HostGrid<D> g(extents);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> magnitude(0.25, 1.0);
+  std::bernoulli_distribution negative(0.5);
+  for (double& v : g.values) {
+    const double m = magnitude(rng);
+    v = p == Precision::tf32 ? static_cast<float>(negative(rng) ? -m : m)
+                             : impl::stored_value(p, static_cast<float>(negative(rng) ? -m : m));
+  }
+  return g;
+}
+
+template <int D>
+std::array<int, D> small_grid() {
+  if constexpr (D == 1) return {157};
+  else if constexpr (D == 2) return {19, 37};
+  else return {11, 13, 17};
+}
+
+/// Emulates `plan` on random data and checks it against `steps` reference steps of the
+/// original stencil (all points for periodic, else those at least the plan's radius from
+/// the rim), within the precision's bound.
+template <int D>
+void expect_emulation_matches(const Plan& plan, std::uint64_t seed) {
+  const Stencil<D>& original = as<D>(plan.original);
+  const Stencil<D>& applied  = as<D>(plan.stencil);
+  std::array<int, D> extents;
+  for (int a = 0; a < D; ++a) extents[a] = static_cast<int>(plan.grid[a]);
+  const HostGrid<D> in = random_grid<D>(extents, plan.precision, seed);
+  HostGrid<D> out      = random_grid<D>(extents, plan.precision, seed + 1);
+  const HostGrid<D> before = out;
+  emulate(plan, in, out);
+  HostGrid<D> expected = before;
+  HostGrid<D> magnitude;
+  if (plan.fused_steps == 1) {
+    magnitude = abs(before);
+    reference_apply(original, in, expected, plan.boundary);
+    reference_apply(abs_weights(original), abs(in), magnitude, plan.boundary);
+  } else {
+    expected  = reference_iterate(original, in, plan.fused_steps, plan.boundary);
+    magnitude = reference_iterate(abs_weights(original), abs(in), plan.fused_steps, plan.boundary);
+  }
+  const ErrorBound bound = sparse_step_error_bound(plan.precision, applied.size());
+  HostGrid<D> slack      = magnitude;  // factor * magnitude + floor, as one field
+  for (double& v : slack.values) v = bound.factor * v + bound.floor;
+  std::array<int, D> margin{};
+  if (!plan.fusion_exact_everywhere()) margin = applied.radius();
+  EXPECT_TRUE(within_bound(out, expected, slack, 1.0, margin))
+      << original.name() << " " << to_string(plan.precision) << " " << to_string(plan.boundary) << " tile "
+      << impl::tuple_string(plan.tile) << " steps " << plan.fused_steps;
+  if (plan.boundary == Boundary::interior) {  // the rim of out untouched, bit for bit
+    for (std::size_t flat = 0; flat < out.values.size(); ++flat) {
+      if (!in_interior(applied, extents, out.point(flat))) ASSERT_EQ(out.values[flat], before.values[flat]);
+    }
+  }
+}
+
+/// Every packed entry decodes to the rounded A' value; metadata is legal and ordered.
+void expect_packing_round_trips(const Plan& plan, const KernelMatrix& a) {
+  const int k_total = static_cast<int>(plan.order.columns.size());
+  for (int row = 0; row < plan.a.m_blocks * 16; ++row) {
+    for (int k = 0; k < k_total; ++k) {
+      const int c       = plan.order.columns[k];
+      const double want = (row < a.rows && c != zero_column) ? impl::operand_value(plan.precision, a(row, c)) : 0.0;
+      ASSERT_EQ(unpack_operand(plan.a, plan.precision, row, k), want) << "row " << row << " k " << k;
+    }
+  }
+  for (std::uint32_t word : plan.a.metadata) {
+    for (int shift = 0; shift < 32; shift += 4) {
+      const std::uint32_t nibble = (word >> shift) & 0xFu;
+      if (plan.precision == Precision::tf32) {
+        ASSERT_TRUE(nibble == 0x4u || nibble == 0xEu || nibble == 0u) << std::hex << nibble;
+      } else {
+        ASSERT_TRUE(nibble == 0u || (nibble & 3u) < (nibble >> 2)) << std::hex << nibble;  // i0 < i1
+      }
+    }
+  }
+}
+
+template <int D>
+std::vector<int> radius_vector(const Stencil<D>& s) {
+  return std::vector<int>(s.radius().begin(), s.radius().end());
+}
+
+template <int D>
+typename Stencil<D>::index_type tile_of(const std::vector<int>& tile) {
+  typename Stencil<D>::index_type t{};
+  std::copy(tile.begin(), tile.end(), t.begin());
+  return t;
+}
+
+template <int D>
+PlanRequest request_for(const Stencil<D>& s, Precision p, Boundary b, int steps = 1) {
+  PlanRequest r;
+  r.stencil   = s;
+  const auto e = small_grid<D>();
+  r.grid.assign(e.begin(), e.end());
+  r.precision = p;
+  r.boundary  = b;
+  r.steps     = steps;
+  return r;
+}
+
+TEST(Planner, CandidateTiles) {
+  EXPECT_EQ(candidate_tiles(1, {1}).size(), 3u);
+  EXPECT_EQ(candidate_tiles(2, {1, 1}).size(), 11u);
+  EXPECT_EQ(candidate_tiles(3, {1, 1, 1}).size(), 36u);
+  for (const auto& t : candidate_tiles(3, {1, 1, 1})) {
+    const int outputs = t[0] * t[1] * t[2];
+    EXPECT_TRUE(outputs == 16 || outputs == 32);
+  }
+  // Radius 4 in 3-D: only tiles whose patch stays within 1024 points.
+  for (const auto& t : candidate_tiles(3, {4, 4, 4})) EXPECT_LE((t[0] + 8) * (t[1] + 8) * (t[2] + 8), 1024);
+}
+
+TEST(Planner, PresetsEveryPrecisionBoundaryAndTileEmulateCorrectly) {
+  std::uint64_t seed = 1;
+  for (const AnyStencil& any : presets::standard_set()) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      for (Precision p : sparse_precisions) {
+        for (Boundary b : all_boundaries) {
+          const PlanRequest r = request_for(s, p, b);
+          for (const auto& tile : candidate_tiles(D, radius_vector(s))) {
+            const Plan plan = make_sparse_plan(r, tile);
+            expect_packing_round_trips(plan, morph(s, tile_of<D>(tile)));
+            expect_emulation_matches<D>(plan, seed++);
+          }
+        }
+      }
+    }, any);
+  }
+}
+
+TEST(Planner, CatalogueStencilsEmulateCorrectly) {
+  std::uint64_t seed = 1000;
+  for (const auto& entry : load_catalogue(SPARSTENCIL_CATALOGUE_PATH)) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      const PlanRequest r = request_for(s, Precision::f16, Boundary::periodic);
+      for (const auto& tile : candidate_tiles(D, radius_vector(s))) {
+        const Plan plan = make_sparse_plan(r, tile);
+        EXPECT_LE(max_nonzeros_per_group(morph(s, tile_of<D>(tile)), plan.order, 4), 2);
+        expect_emulation_matches<D>(plan, seed++);
+      }
+    }, entry.stencil);
+  }
+}
+
+TEST(Planner, RandomStencilsEveryTileEmulateCorrectly) {
+  // 3 x 170 random stencils, radius 1-4, random precision and boundary, every candidate tile.
+  std::mt19937_64 rng(404);
+  std::uniform_int_distribution<int> radius(1, 4), pick(0, 2);
+  int plans = 0;
+  auto run = [&](const auto& s) {
+    constexpr int D = std::decay_t<decltype(s)>::rank;
+    const PlanRequest r = request_for(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)]);
+    for (const auto& tile : candidate_tiles(D, radius_vector(s))) {
+      const Plan plan      = make_sparse_plan(r, tile);
+      const KernelMatrix a = morph(s, tile_of<D>(tile));
+      ASSERT_LE(max_nonzeros_per_group(a, plan.order, plan.precision == Precision::tf32 ? 2 : 4),
+                plan.precision == Precision::tf32 ? 1 : 2);
+      expect_emulation_matches<D>(plan, rng());
+      ++plans;
+    }
+  };
+  for (int i = 0; i < 170; ++i) {
+    run(random_stencil<1>(rng, radius(rng)));
+    run(random_stencil<2>(rng, radius(rng)));
+    run(random_stencil<3>(rng, radius(rng)));
+  }
+  EXPECT_GT(plans, 5000);
+}
+
+TEST(Planner, FusedPlansMatchRepeatedSteps) {
+  std::uint64_t seed = 77;
+  for (const AnyStencil& any : presets::standard_set()) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      for (int t : {2, 3}) {
+        for (Boundary b : all_boundaries) {
+          const PlanRequest r = request_for(s, Precision::f16, b, t);
+          const Plan plan     = make_plan([&] { PlanRequest f = r; f.executor = ExecutorKind::cuda_sptc; return f; }());
+          EXPECT_EQ(plan.fusion_exact_everywhere(), b == Boundary::periodic);
+          expect_emulation_matches<D>(plan, seed++);
+        }
+      }
+    }, any);
+  }
+}
+
+TEST(Planner, EmulationCatchesACorruptedPlan) {
+  // The emulator check must be able to fail: swap two gather entries, flip a metadata
+  // nibble, and the result leaves the bound.
+  const auto s = presets::box_2d9p();
+  Plan plan    = make_sparse_plan(request_for(s, Precision::f16, Boundary::periodic), {4, 4});
+  const auto extents = small_grid<2>();
+  const HostGrid<2> in = random_grid<2>(extents, Precision::f16, 3);
+  HostGrid<2> expected(extents), magnitude(extents);
+  reference_apply(s, in, expected, Boundary::periodic);
+  reference_apply(abs_weights(s), abs(in), magnitude, Boundary::periodic);
+  const double factor = sparse_step_error_bound(Precision::f16, s.size()).factor;
+  auto emulated = [&](const Plan& p) {
+    HostGrid<2> out(extents);
+    emulate(p, in, out);
+    return out;
+  };
+  EXPECT_TRUE(within_bound(emulated(plan), expected, magnitude, factor));
+  Plan swapped = plan;
+  std::swap(swapped.gather[0], swapped.gather[2]);
+  EXPECT_FALSE(within_bound(emulated(swapped), expected, magnitude, factor));
+  Plan flipped = plan;
+  flipped.a.metadata[0] ^= 0x4u;  // lane 0, row 0, group 0: another position
+  EXPECT_FALSE(within_bound(emulated(flipped), expected, magnitude, factor));
+}
+
+TEST(Planner, ChoosesAndExplains) {
+  PlanRequest r;
+  r.stencil   = parse_stencil("box2d:r=3");
+  r.grid      = {10240, 10240};
+  r.precision = Precision::f16;
+  const Plan plan = make_plan(r);
+  EXPECT_EQ(plan.executor, ExecutorKind::cuda_sptc);
+  EXPECT_FALSE(plan.rejected.empty());
+  const std::string text = explain(plan);
+  for (const char* part : {"executor", "cuda_sptc", "why", "tile", "patch", "nonzeros", "padding", "S =", "MMAs",
+                           "bound", "GStencil/s", "rejected", "generic"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << " missing from:\n" << text;
+  }
+  // Precisions without a sparse form, and devices without sparse tensor cores, go generic.
+  r.precision = Precision::f64;
+  EXPECT_EQ(make_plan(r).executor, ExecutorKind::generic);
+  EXPECT_NE(explain(make_plan(r)).find("no sparse tensor-core form"), std::string::npos);
+  r.precision = Precision::f16;
+  r.device    = "cpu";
+  EXPECT_EQ(make_plan(r).executor, ExecutorKind::generic);
+  EXPECT_NE(explain(make_plan(r)).find("no sparse tensor cores"), std::string::npos);
+}
+
+TEST(Planner, JsonRoundTripsExactly) {
+  for (const AnyStencil& any : presets::standard_set()) {
+    PlanRequest r;
+    r.stencil = any;
+    r.grid.assign(dimension(any), 1000);
+    for (int steps : {1, 3}) {
+      r.steps         = steps;
+      const Plan plan = make_plan(r);
+      const Plan back = plan_from_json(to_json(plan));
+      EXPECT_TRUE(back == plan) << name(any);
+      EXPECT_EQ(explain(back), explain(plan));
+    }
+  }
+  EXPECT_ERROR_MENTIONS(plan_from_json("{"), "not valid JSON");
+  EXPECT_ERROR_MENTIONS(plan_from_json("{}"), "field 'original'");
+}
+
+TEST(Planner, RequestErrors) {
+  PlanRequest r;
+  r.stencil = presets::heat_2d();
+  r.grid    = {100};
+  EXPECT_ERROR_MENTIONS(make_plan(r), "grid has 1 extents but the stencil is 2-D");
+  r.grid  = {100, 100};
+  r.steps = 0;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "fused step count 0");
+  r.steps = 40;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "beyond the supported radius");
+  r.steps = 30;
+  r.grid  = {100, 50};
+  EXPECT_ERROR_MENTIONS(make_plan(r), "grid extent 50 along axis 1 is too small for radius 30");
+  r.steps    = 1;
+  r.device   = "tpu";
+  EXPECT_ERROR_MENTIONS(make_plan(r), "unknown device 'tpu'", "h100");
+  r.device    = "cpu";
+  r.executor  = ExecutorKind::cuda_sptc;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "device cpu has no sparse tensor cores");
+  r.device    = "h100";
+  r.precision = Precision::f32;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "precision f32 has no sparse tensor-core form");
+}
+
+}  // namespace
+}  // namespace sparstencil::test
