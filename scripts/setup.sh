@@ -10,6 +10,7 @@ packages=(
   libbenchmark-dev         # perf_tests
   nlohmann-json3-dev       # stencil catalogues
   libboost-graph-dev       # maximum-cardinality matching for sparsity conversion
+  libcli11-dev             # the sparstencil command line
   libpng-dev               # the demo's image
 )
 

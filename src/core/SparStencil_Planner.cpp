@@ -146,37 +146,106 @@ std::vector<std::vector<int>> candidate_tiles(int dims, const std::vector<int>& 
   return fitting;
 }
 
-Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
-  validate(r);
-  Plan p     = base_plan(r);
+namespace {
+
+/// Block of tiles: about 64 outputs along the fastest axis and 16 (2-D) or 8 (3-D, axis 1)
+/// across, a multiple of 8 tiles (one MMA's N).
+std::vector<int> tiles_per_block_for(const std::vector<int>& tile) {
+  const int D = static_cast<int>(tile.size());
+  std::vector<int> tpb(D, 1);
+  tpb[D - 1] = std::max(1, 64 / tile[D - 1]);
+  if (D == 2) tpb[0] = std::max(1, 16 / tile[0]);
+  if (D == 3) tpb[1] = std::max(1, 8 / tile[1]);
+  while (product(tpb) % 8 != 0) tpb[D - 1] *= 2;
+  return tpb;
+}
+
+/// The tile-independent part of a sparse plan for `tile`.
+Plan sparse_skeleton(const Plan& base, const std::vector<int>& tile) {
+  if (tile.size() != base.grid.size()) {
+    impl::fail("make_sparse_plan", "tile has ", tile.size(), " extents, need ", base.grid.size());
+  }
+  Plan p            = base;
+  p.executor        = ExecutorKind::cuda_sptc;
+  p.tile            = tile;
+  p.radius          = radius_of(p.stencil);
+  p.mma             = MmaShape::for_precision(p.precision);
+  p.tiles_per_block = tiles_per_block_for(tile);
+  p.rows            = product(tile);
+  for (std::size_t a = 0; a < tile.size(); ++a) p.patch.push_back(tile[a] + 2 * p.radius[a]);
+  return p;
+}
+
+long round_up(long v, long m) { return (v + m - 1) / m * m; }
+
+/// Every offset of the bounding box present with a nonzero weight: A' is a staircase.
+template <int N>
+bool is_full_box(const Stencil<N>& s) {
+  std::size_t box_points = 1;
+  for (int a = 0; a < N; ++a) box_points *= 2 * s.radius()[a] + 1;
+  std::size_t nonzero = 0;
+  for (const auto& term : s.terms()) nonzero += term.weight != 0.0;
+  return nonzero == box_points;
+}
+
+/// A lower bound on K for a tile: every nonzero column appears once, and a row of n
+/// nonzeros needs 2n columns (at most two per group of four, one per pair for tf32).
+long k_lower_bound(const Plan& p) {
+  return std::visit([&](const auto& s) {
+    constexpr int N = std::decay_t<decltype(s)>::rank;
+    std::vector<char> used(static_cast<std::size_t>(product(p.patch)), 0);
+    std::size_t nonzero_terms = 0;
+    for (const auto& term : s.terms()) nonzero_terms += term.weight != 0.0;
+    for (int row = 0; row < p.rows; ++row) {
+      std::array<int, N> t{};
+      for (int rest = row, a = N - 1; a >= 0; --a) {
+        t[a] = rest % p.tile[a];
+        rest /= p.tile[a];
+      }
+      for (const auto& term : s.terms()) {
+        if (term.weight == 0.0) continue;
+        int flat = 0;
+        for (int a = 0; a < N; ++a) flat = flat * p.patch[a] + t[a] + term.offset[a] + p.radius[a];
+        used[flat] = 1;
+      }
+    }
+    const long columns = std::count(used.begin(), used.end(), 1);
+    return round_up(std::max<long>({columns, 2 * static_cast<long>(nonzero_terms), 1}), p.mma.k);
+  }, p.stencil);
+}
+
+/// The prediction a tile cannot beat (K at its lower bound), for ordering and pruning.
+Plan bounded_plan(const Plan& base, const std::vector<int>& tile) {
+  Plan p                = sparse_skeleton(base, tile);
+  p.mmas_per_tile_group = static_cast<long>((p.rows + 15) / 16) * (k_lower_bound(p) / p.mma.k);
+  p.predicted           = predict_sparse(p);
+  return p;
+}
+
+Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile) {
+  Plan p      = sparse_skeleton(base, tile);
   const int D = p.dims();
-  if (static_cast<int>(tile.size()) != D) impl::fail("make_sparse_plan", "tile has ", tile.size(), " extents, need ", D);
-  p.executor = ExecutorKind::cuda_sptc;
-  p.tile     = tile;
-  p.radius   = radius_of(p.stencil);
-  p.mma      = MmaShape::for_precision(r.precision);
+  const long k_bound = k_lower_bound(p);
   std::visit([&](const auto& s) {
     constexpr int N = std::decay_t<decltype(s)>::rank;
     typename std::decay_t<decltype(s)>::index_type t{};
     std::copy(tile.begin(), tile.end(), t.begin());
     const KernelMatrix a = morph(s, t);
-    const PatchGeometry<N> geometry(t, s.radius());
-    p.patch.assign(geometry.patch.begin(), geometry.patch.end());
-    p.rows     = a.rows;
-    p.nonzeros = a.nonzeros();
-    p.order    = pair_columns_general(a);
+    p.nonzeros           = a.nonzeros();
+    // Algorithm 1 is linear and minimal on staircase matrices, which full boxes give
+    // (Theorem 2; the tests check it against Edmonds). Elsewhere Edmonds runs where it
+    // might shorten K.
+    p.order = pair_columns_hierarchical(a, PatchGeometry<N>(t, s.radius()));
     pad_columns(p.order, p.mma.k);
-    p.a = pack_operand(a, p.order, r.precision);
+    if (!is_full_box(s) && static_cast<long>(p.order.columns.size()) > k_bound) {
+      ColumnOrder general = pair_columns_general(a);
+      pad_columns(general, p.mma.k);
+      if (general.columns.size() <= p.order.columns.size()) p.order = std::move(general);
+    }
+    p.a = pack_operand(a, p.order, p.precision);
   }, p.stencil);
 
-  // Block of tiles: about 64 outputs along the fastest axis and 16 (2-D) or 8 x 32 (3-D)
-  // across, a multiple of 8 tiles (one MMA's N); the shared rows padded so consecutive
-  // rows start in different banks.
-  p.tiles_per_block.assign(D, 1);
-  p.tiles_per_block[D - 1] = std::max(1, 64 / tile[D - 1]);
-  if (D == 2) p.tiles_per_block[0] = std::max(1, 16 / tile[0]);
-  if (D == 3) p.tiles_per_block[1] = std::max(1, 8 / tile[1]);
-  while (product(p.tiles_per_block) % 8 != 0) p.tiles_per_block[D - 1] *= 2;
+  // Shared memory: block plus halo, rows padded so consecutive rows start in other banks.
   p.shared_extent.resize(D);
   for (int a = 0; a < D; ++a) p.shared_extent[a] = p.tiles_per_block[a] * tile[a] + 2 * p.radius[a];
   p.shared_pitch = (p.shared_extent[D - 1] + 7) / 8 * 8;
@@ -204,27 +273,51 @@ Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
     }
     p.tile_offsets.push_back(offset);
   }
-  const int k             = static_cast<int>(p.order.columns.size());
-  p.sparsity              = static_cast<double>(p.nonzeros) / (16.0 * p.a.m_blocks * k);
-  p.mmas_per_tile_group   = static_cast<long>(p.a.m_blocks) * p.a.k_chunks;
-  p.predicted             = predict_sparse(p);
+  const int k           = static_cast<int>(p.order.columns.size());
+  p.sparsity            = static_cast<double>(p.nonzeros) / (16.0 * p.a.m_blocks * k);
+  p.mmas_per_tile_group = static_cast<long>(p.a.m_blocks) * p.a.k_chunks;
+  p.predicted           = predict_sparse(p);
   return p;
+}
+
+bool faster(const Plan& a, const Plan& b) {
+  return std::tie(a.predicted.seconds, a.predicted.compute_seconds, a.predicted.shared_seconds) <
+         std::tie(b.predicted.seconds, b.predicted.compute_seconds, b.predicted.shared_seconds);
+}
+
+/// For the final pick: predictions within 0.5% are a tie, broken by less compute, then
+/// less shared traffic (the model cannot tell such plans apart; fewer MMAs is safer).
+bool better(const Plan& a, const Plan& b) {
+  const double sa = a.predicted.seconds, sb = b.predicted.seconds;
+  if (std::abs(sa - sb) > 0.005 * std::max(sa, sb)) return sa < sb;
+  return std::tie(a.predicted.compute_seconds, a.predicted.shared_seconds) <
+         std::tie(b.predicted.compute_seconds, b.predicted.shared_seconds);
+}
+
+}  // namespace
+
+Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
+  validate(r);
+  return full_sparse_plan(base_plan(r), tile);
 }
 
 Plan make_plan(const PlanRequest& r) {
   validate(r);
-  Plan generic      = base_plan(r);
+  const Plan base   = base_plan(r);
+  Plan generic      = base;
   generic.executor  = ExecutorKind::generic;
   generic.predicted = predict_generic(r);
   const DeviceDescription& device = device_description(r.device);
   const bool sparse_possible = device.has_sparse_tensor_cores() && has_sparse_operands(r.precision);
   if (r.executor == ExecutorKind::generic || !sparse_possible) return generic;
 
-  std::vector<Plan> sparse;
-  for (const auto& tile : candidate_tiles(generic.dims(), radius_of(generic.stencil))) {
-    sparse.push_back(make_sparse_plan(r, tile));
+  // Branch and bound over the tiles: plan fully in order of their lower bounds, stop
+  // where a bound cannot beat the best full plan. The choice equals an exhaustive search.
+  std::vector<Plan> bounds;
+  for (const auto& tile : candidate_tiles(base.dims(), radius_of(base.stencil))) {
+    bounds.push_back(bounded_plan(base, tile));
   }
-  if (sparse.empty()) {
+  if (bounds.empty()) {
     if (r.executor == ExecutorKind::cuda_sptc) {
       impl::fail("make_plan", "no tile shape keeps the patch within ", max_patch_points,
                  " points for this radius; the row-decomposed form is not planned yet");
@@ -233,20 +326,31 @@ Plan make_plan(const PlanRequest& r) {
                                 "no tile keeps the patch within " + std::to_string(max_patch_points) + " points"});
     return generic;
   }
-  // Fastest predicted; among equals, the one with less compute, then less shared traffic.
-  auto best = std::min_element(sparse.begin(), sparse.end(), [](const Plan& a, const Plan& b) {
-    return std::tie(a.predicted.seconds, a.predicted.compute_seconds, a.predicted.shared_seconds) <
-           std::tie(b.predicted.seconds, b.predicted.compute_seconds, b.predicted.shared_seconds);
-  });
-  const bool take_sparse = r.executor == ExecutorKind::cuda_sptc || best->predicted.seconds < generic.predicted.seconds;
-  Plan chosen = take_sparse ? *best : generic;
+  std::stable_sort(bounds.begin(), bounds.end(), faster);
+  const bool forced = r.executor == ExecutorKind::cuda_sptc;
+  std::vector<Plan> planned;
+  std::vector<Alternative> pruned;
   char reason[160];
-  for (const Plan& p : sparse) {
-    if (take_sparse && &p == &*best) continue;
-    std::snprintf(reason, sizeof reason, "%s bound, S = %.2f, %ld MMAs per 8 tiles", p.predicted.bound.c_str(),
-                  p.sparsity, p.mmas_per_tile_group);
-    chosen.rejected.push_back({ExecutorKind::cuda_sptc, p.tile, p.predicted.seconds, reason});
+  for (const Plan& bound : bounds) {
+    const double target = planned.empty() ? (forced ? INFINITY : generic.predicted.seconds)
+                                          : std::min_element(planned.begin(), planned.end(), faster)->predicted.seconds;
+    if (bound.predicted.seconds > 1.005 * target) {  // outside better()'s tie window
+      std::snprintf(reason, sizeof reason, "lower bound (K at its minimum) cannot win: not planned");
+      pruned.push_back({ExecutorKind::cuda_sptc, bound.tile, bound.predicted.seconds, reason});
+      continue;
+    }
+    planned.push_back(full_sparse_plan(base, bound.tile));
   }
+  const auto best        = std::min_element(planned.begin(), planned.end(), better);
+  const bool take_sparse = best != planned.end() && (forced || best->predicted.seconds < generic.predicted.seconds);
+  Plan chosen            = take_sparse ? *best : generic;
+  for (auto it = planned.begin(); it != planned.end(); ++it) {
+    if (take_sparse && it == best) continue;
+    std::snprintf(reason, sizeof reason, "%s bound, S = %.2f, %ld MMAs per 8 tiles", it->predicted.bound.c_str(),
+                  it->sparsity, it->mmas_per_tile_group);
+    chosen.rejected.push_back({ExecutorKind::cuda_sptc, it->tile, it->predicted.seconds, reason});
+  }
+  chosen.rejected.insert(chosen.rejected.end(), pruned.begin(), pruned.end());
   if (take_sparse) {
     std::snprintf(reason, sizeof reason, "%s bound on the plain cores%s", generic.predicted.bound.c_str(),
                   r.steps > 1 ? ", runs the steps unfused" : "");

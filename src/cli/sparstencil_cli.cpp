@@ -1,0 +1,103 @@
+// The sparstencil command line.
+//   sparstencil plan <stencil> --grid 10240x10240 [--precision f16] [--device h100]
+//                    [--steps t] [--boundary periodic] [--executor auto|cuda_sptc|generic] [--json]
+//   sparstencil devices
+// Errors are one line on standard error and exit status 2.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "SparStencil_Parse.hpp"
+#include "SparStencil_Planner.hpp"
+
+namespace {
+
+std::vector<long> parse_grid(const std::string& text) {
+  std::vector<long> extents;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, 'x')) {
+    char* end    = nullptr;
+    const long v = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v < 1 || v > (1L << 31) - 1) {
+      throw std::runtime_error("--grid: '" + text + "' is not extents like 10240x10240 (each 1 to 2^31-1)");
+    }
+    extents.push_back(v);
+  }
+  const auto separators = static_cast<std::size_t>(std::count(text.begin(), text.end(), 'x'));
+  if (separators + 1 != extents.size()) {
+    throw std::runtime_error("--grid: '" + text + "' is not extents like 10240x10240");
+  }
+  if (extents.empty() || extents.size() > 3) {
+    throw std::runtime_error("--grid: '" + text + "' must have 1 to 3 extents");
+  }
+  return extents;
+}
+
+/// The first line of an error message, without the library's "sparstencil::" prefix.
+std::string one_line(const std::string& message) {
+  std::string line = message.substr(0, message.find('\n'));
+  const std::string prefix = "sparstencil::";
+  return line.compare(0, prefix.size(), prefix) == 0 ? line.substr(prefix.size()) : line;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  CLI::App app{"SparStencil: plan stencils for sparse tensor cores and explain the plan"};
+  app.require_subcommand(1);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string(e.what()) + "\n"; });
+
+  std::string stencil_text, grid_text, precision = "f16", device = "h100", boundary = "periodic",
+                                        executor = "auto";
+  int steps = 1;
+  bool json = false;
+  CLI::App* plan = app.add_subcommand("plan", "plan a stencil and print explain() (or the plan as JSON)");
+  plan->add_option("stencil", stencil_text, "preset, builder (box2d:r=3) or offset:weight terms")->required();
+  plan->add_option("--grid", grid_text, "grid extents, e.g. 10240x10240")->required();
+  plan->add_option("--precision", precision, "f16, bf16, tf32, f32 or f64")->capture_default_str();
+  plan->add_option("--device", device, "h100, h200, a100 or cpu")->capture_default_str();
+  plan->add_option("--steps", steps, "time steps fused into one launch")->capture_default_str();
+  plan->add_option("--boundary", boundary, "interior, periodic or fixed_rim")->capture_default_str();
+  plan->add_option("--executor", executor, "auto, cuda_sptc or generic")->capture_default_str();
+  plan->add_flag("--json", json, "print the plan as JSON");
+  CLI::App* devices = app.add_subcommand("devices", "list the device descriptions of the cost model");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "sparstencil: " << one_line(e.what()) << "\n";
+    return 2;
+  }
+  try {
+    if (*devices) {
+      for (const std::string& name : sparstencil::device_names()) {
+        const auto& d = sparstencil::device_description(name);
+        std::printf("%-5s %s\n", name.c_str(), d.source.c_str());
+      }
+      return 0;
+    }
+    sparstencil::PlanRequest request;
+    request.stencil   = sparstencil::parse_stencil(stencil_text);
+    request.grid      = parse_grid(grid_text);
+    request.precision = sparstencil::precision_from_string(precision);
+    request.device    = device;
+    request.steps     = steps;
+    request.boundary  = sparstencil::boundary_from_string(boundary);
+    if (executor == "cuda_sptc") request.executor = sparstencil::ExecutorKind::cuda_sptc;
+    else if (executor == "generic") request.executor = sparstencil::ExecutorKind::generic;
+    else if (executor != "auto") throw std::runtime_error("--executor: '" + executor + "' is not auto, cuda_sptc or generic");
+    const sparstencil::Plan result = sparstencil::make_plan(request);
+    std::cout << (json ? sparstencil::to_json(result) + "\n" : sparstencil::explain(result));
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "sparstencil: " << one_line(e.what()) << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,81 @@
+// The sparstencil command line, run as a user would.
+#include <cstdio>
+
+#include "test_utils.hpp"
+
+namespace sparstencil::test {
+namespace {
+
+struct CliResult {
+  int status;
+  std::string output;  // standard output and standard error together
+};
+
+CliResult run_cli(const std::string& arguments) {
+  const std::string command = std::string(SPARSTENCIL_CLI_PATH) + " " + arguments + " 2>&1";
+  FILE* pipe                = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string output;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+TEST(Cli, PlanPrintsAReadablePlan) {
+  const CliResult r = run_cli("plan box2d:r=3 --grid 10240x10240 --precision f16 --device h100");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* part : {"SparStencil plan: box2d:r=3", "executor", "cuda_sptc", "tile", "patch", "nonzeros",
+                           "S =", "MMAs", "GStencil/s", "rejected"}) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << part << " missing from:\n" << r.output;
+  }
+}
+
+TEST(Cli, JsonParsesBackToAnEqualPlan) {
+  for (const char* args : {"plan box2d:r=3 --grid 10240x10240 --precision f16 --device h100 --json",
+                           "plan heat3d --grid 512x512x512 --precision tf32 --steps 2 --boundary fixed_rim --json",
+                           "plan 1d5p --grid 10240000 --precision f64 --json"}) {
+    const CliResult r = run_cli(args);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const Plan parsed = plan_from_json(r.output);
+    PlanRequest request;
+    request.stencil   = parsed.original;
+    request.grid      = parsed.grid;
+    request.precision = parsed.precision;
+    request.steps     = parsed.fused_steps;
+    request.boundary  = parsed.boundary;
+    EXPECT_TRUE(parsed == make_plan(request)) << args;
+    EXPECT_EQ(to_json(parsed) + "\n", r.output);
+  }
+}
+
+TEST(Cli, BadArgumentsGiveOneLineAndFailure) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"plan box2d:r=3", "--grid is required"},
+      {"plan box9d --grid 10x10", "unknown stencil name 'box9d'"},
+      {"plan box2d:r=3 --grid 10x", "'10x' is not extents"},
+      {"plan heat2d --grid 100x100 --precision f8", "unknown precision 'f8'"},
+      {"plan heat2d --grid 100x100 --device tpu", "unknown device 'tpu'"},
+      {"plan heat2d --grid 100x100 --boundary wrap", "unknown boundary 'wrap'"},
+      {"plan heat2d --grid 100x100 --executor fast", "'fast' is not auto, cuda_sptc or generic"},
+      {"plan heat2d --grid 100x100 --steps 0", "fused step count 0"},
+      {"plan heat2d --grid 100x100 --precision f64 --executor cuda_sptc", "precision f64 has no sparse"},
+      {"plan heat2d --grid 2x100", "grid extent 2 along axis 0 is too small"},
+      {"plan '0,0 1' --grid 9x9", "expected ':'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << " said: " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << " said: " << r.output;
+  }
+}
+
+TEST(Cli, ListsDevices) {
+  const CliResult r = run_cli("devices");
+  ASSERT_EQ(r.status, 0);
+  for (const char* d : {"h100", "h200", "a100", "cpu"}) EXPECT_NE(r.output.find(d), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sparstencil::test
