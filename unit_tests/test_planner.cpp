@@ -161,16 +161,25 @@ TEST(Planner, CatalogueStencilsEmulateCorrectly) {
 }
 
 TEST(Planner, RandomStencilsEveryTileEmulateCorrectly) {
-  // 3 x 170 random stencils, radius 1-4, random precision and boundary, every candidate tile.
+  // 3 x 170 random stencils, radius 1-4, random precision and boundary, one or two fused
+  // steps, every candidate tile.
   std::mt19937_64 rng(404);
   std::uniform_int_distribution<int> radius(1, 4), pick(0, 2);
   int plans = 0;
+  int fused = 0;
   auto run = [&](const auto& s) {
     constexpr int D = std::decay_t<decltype(s)>::rank;
-    const PlanRequest r = request_for(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)]);
+    // Two fused steps in 1-D and 2-D where the small test grid holds the doubled radius
+    // (3-D fused patches near 1000 columns make Edmonds too slow for a unit test; the
+    // presets cover 3-D fusion).
+    const auto grid    = small_grid<D>();
+    const int smallest = *std::min_element(grid.begin(), grid.end());
+    const int steps    = (D < 3 && pick(rng) == 0 && 4 * s.max_radius() + 1 <= smallest) ? 2 : 1;
+    fused += steps == 2;
+    const PlanRequest r = request_for(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)], steps);
     for (const auto& tile : candidate_tiles(D, radius_vector(s))) {
       const Plan plan      = make_sparse_plan(r, tile);
-      const KernelMatrix a = morph(s, tile_of<D>(tile));
+      const KernelMatrix a = morph(as<D>(plan.stencil), tile_of<D>(tile));  // fused when steps = 2
       ASSERT_LE(max_nonzeros_per_group(a, plan.order, plan.precision == Precision::tf32 ? 2 : 4),
                 plan.precision == Precision::tf32 ? 1 : 2);
       expect_emulation_matches<D>(plan, rng());
@@ -183,6 +192,7 @@ TEST(Planner, RandomStencilsEveryTileEmulateCorrectly) {
     run(random_stencil<3>(rng, radius(rng)));
   }
   EXPECT_GT(plans, 5000);
+  EXPECT_GT(fused, 40);
 }
 
 TEST(Planner, FusedPlansMatchRepeatedSteps) {
@@ -195,6 +205,35 @@ TEST(Planner, FusedPlansMatchRepeatedSteps) {
           const PlanRequest r = request_for(s, Precision::f16, b, t);
           const Plan plan     = make_plan([&] { PlanRequest f = r; f.executor = ExecutorKind::cuda_sptc; return f; }());
           EXPECT_EQ(plan.fusion_exact_everywhere(), b == Boundary::periodic);
+          expect_emulation_matches<D>(plan, seed++);
+        }
+      }
+    }, any);
+  }
+}
+
+TEST(Planner, EveryPairingRuleEmulatesCorrectly) {
+  // The three rules side by side on row tiles (where all apply) and the matchings on the
+  // other tiles: each gives a valid plan that computes the stencil.
+  std::uint64_t seed = 900;
+  std::mt19937_64 rng(12);
+  std::vector<AnyStencil> stencils = presets::standard_set();
+  stencils.push_back(box<2>(7));
+  for (int i = 0; i < 20; ++i) stencils.push_back(random_stencil<2>(rng, 1 + i % 4));
+  for (const AnyStencil& any : stencils) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      PlanRequest r = request_for(s, Precision::f16, Boundary::periodic);
+      if (D == 2 && s.max_radius() == 7) r.grid = {40, 64};
+      for (const auto& tile : candidate_tiles(D, radius_vector(s))) {
+        const bool row = std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
+        for (Pairing rule : {Pairing::hierarchical, Pairing::edmonds, Pairing::strided_swapping}) {
+          if (rule == Pairing::strided_swapping && !row) continue;
+          r.pairing       = rule;
+          const Plan plan = make_sparse_plan(r, tile);
+          EXPECT_EQ(plan.pairing, rule == Pairing::hierarchical ? "hierarchical"
+                                  : rule == Pairing::edmonds    ? "edmonds"
+                                                                : "strided swapping");
           expect_emulation_matches<D>(plan, seed++);
         }
       }

@@ -214,8 +214,8 @@ std::string explain(const Plan& p) {
     std::snprintf(line, sizeof line, "  %-12s %zu nonzeros in A' (%d x %d)\n", "nonzeros", p.nonzeros, p.rows,
                   patch_points);
     out << line;
-    std::snprintf(line, sizeof line, "  %-12s K = %d: %d zero columns (matching and padding to a multiple of %d)\n",
-                  "padding", k, p.order.zero_columns, p.mma.k);
+    std::snprintf(line, sizeof line, "  %-12s K = %d: %d zero columns (%s, padding to a multiple of %d)\n",
+                  "padding", k, p.order.zero_columns, p.pairing.c_str(), p.mma.k);
     out << line;
     std::snprintf(line, sizeof line, "  %-12s S = %.3f (nonzeros / (padded rows x K))\n", "sparsity", p.sparsity);
     out << line;
@@ -282,6 +282,7 @@ std::string to_json(const Plan& p) {
       {"nonzeros", p.nonzeros},
       {"order", {{"columns", p.order.columns}, {"zero_columns", p.order.zero_columns},
                  {"dropped_columns", p.order.dropped_columns}}},
+      {"pairing", p.pairing},
       {"gather", p.gather},
       {"tiles_per_block", p.tiles_per_block},
       {"shared_extent", p.shared_extent},
@@ -333,6 +334,7 @@ Plan plan_from_json(std::string_view text) {
     p.order.columns           = order.at("columns").get<std::vector<int>>();
     p.order.zero_columns      = order.at("zero_columns").get<int>();
     p.order.dropped_columns   = order.at("dropped_columns").get<int>();
+    p.pairing                 = at("pairing").get<std::string>();
     p.gather                  = at("gather").get<std::vector<int>>();
     p.tiles_per_block         = at("tiles_per_block").get<std::vector<int>>();
     p.shared_extent           = at("shared_extent").get<std::vector<int>>();

@@ -71,6 +71,7 @@ struct Plan {
   MmaShape mma;
   std::size_t nonzeros = 0;  ///< of A'
   ColumnOrder order;         ///< K rows of B' in order, padded to a multiple of mma.k
+  std::string pairing;       ///< what made the order: hierarchical, edmonds or strided swapping
   std::vector<int> gather;   ///< per K row: shared-memory offset from the tile origin; -1 = zero
   std::vector<int> tiles_per_block, shared_extent;
   int shared_pitch = 0;            ///< elements between rows of the fastest axis

@@ -222,7 +222,7 @@ Plan bounded_plan(const Plan& base, const std::vector<int>& tile) {
   return p;
 }
 
-Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile) {
+Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing rule_requested) {
   Plan p      = sparse_skeleton(base, tile);
   const int D = p.dims();
   const long k_bound = k_lower_bound(p);
@@ -235,12 +235,28 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile) {
     // Algorithm 1 is linear and minimal on staircase matrices, which full boxes give
     // (Theorem 2; the tests check it against Edmonds). Elsewhere Edmonds runs where it
     // might shorten K.
-    p.order = pair_columns_hierarchical(a, PatchGeometry<N>(t, s.radius()));
-    pad_columns(p.order, p.mma.k);
-    if (!is_full_box(s) && static_cast<long>(p.order.columns.size()) > k_bound) {
-      ColumnOrder general = pair_columns_general(a);
-      pad_columns(general, p.mma.k);
-      if (general.columns.size() <= p.order.columns.size()) p.order = std::move(general);
+    // SPIDER's strided swapping competes on row tiles; the shortest K wins (fewer zero
+    // columns on a tie, then the order listed).
+    const PatchGeometry<N> geometry(t, s.radius());
+    auto consider = [&](ColumnOrder order, const char* how) {
+      pad_columns(order, p.mma.k);
+      const auto key = [](const ColumnOrder& o) { return std::make_pair(o.columns.size(), o.zero_columns); };
+      if (p.pairing.empty() || key(order) < key(p.order)) {
+        p.order   = std::move(order);
+        p.pairing = how;
+      }
+    };
+    const Pairing rule = rule_requested;
+    const bool row_tile = std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
+    if (rule == Pairing::best || rule == Pairing::hierarchical) {
+      consider(pair_columns_hierarchical(a, geometry), "hierarchical");
+    }
+    if (rule == Pairing::edmonds ||
+        (rule == Pairing::best && !is_full_box(s) && static_cast<long>(p.order.columns.size()) > k_bound)) {
+      consider(pair_columns_general(a), "edmonds");
+    }
+    if (rule == Pairing::strided_swapping || (rule == Pairing::best && row_tile)) {
+      consider(pair_columns_strided(a, geometry), "strided swapping");
     }
     p.a = pack_operand(a, p.order, p.precision);
   }, p.stencil);
@@ -298,7 +314,7 @@ bool better(const Plan& a, const Plan& b) {
 
 Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
   validate(r);
-  return full_sparse_plan(base_plan(r), tile);
+  return full_sparse_plan(base_plan(r), tile, r.pairing);
 }
 
 Plan make_plan(const PlanRequest& r) {
@@ -339,7 +355,7 @@ Plan make_plan(const PlanRequest& r) {
       pruned.push_back({ExecutorKind::cuda_sptc, bound.tile, bound.predicted.seconds, reason});
       continue;
     }
-    planned.push_back(full_sparse_plan(base, bound.tile));
+    planned.push_back(full_sparse_plan(base, bound.tile, r.pairing));
   }
   const auto best        = std::min_element(planned.begin(), planned.end(), better);
   const bool take_sparse = best != planned.end() && (forced || best->predicted.seconds < generic.predicted.seconds);

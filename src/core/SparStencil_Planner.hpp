@@ -10,6 +10,10 @@
 
 namespace sparstencil {
 
+/// How the 2:4 column order is made: the shortest of the rules that apply (best), or one
+/// rule forced (to compare them; strided swapping needs a row tile).
+enum class Pairing { best, hierarchical, edmonds, strided_swapping };
+
 struct PlanRequest {
   AnyStencil stencil = Stencil<1>({{{0}, 1.0}});  ///< one step
   std::vector<long> grid;                         ///< extents, one per dimension
@@ -18,6 +22,7 @@ struct PlanRequest {
   int steps           = 1;  ///< steps fused into one launch
   Boundary boundary   = Boundary::periodic;
   std::optional<ExecutorKind> executor;  ///< force an executor
+  Pairing pairing = Pairing::best;
 };
 
 /// Patches larger than this are not planned for tensor cores: A' would not fit a warp's

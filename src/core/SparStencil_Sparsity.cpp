@@ -130,6 +130,40 @@ ColumnOrder pair_columns_hierarchical(const KernelMatrix& a, const PatchGeometry
   return order;
 }
 
+template <int D>
+ColumnOrder pair_columns_strided(const KernelMatrix& a, const PatchGeometry<D>& geometry) {
+  for (int ax = 0; ax + 1 < D; ++ax) {
+    if (geometry.tile[ax] != 1) {
+      impl::fail("pair_columns_strided", "tile ", impl::tuple_string(geometry.tile),
+                 " is not a row (extent 1 on every axis but the last)");
+    }
+  }
+  if (a.cols != geometry.patch_points()) {
+    impl::fail("pair_columns_strided", "matrix has ", a.cols, " columns but the patch has ",
+               geometry.patch_points(), " points");
+  }
+  const std::vector<bool> used = nonzero_columns(a);
+  const int n                  = geometry.patch[D - 1];
+  const int r                  = geometry.radius[D - 1];
+  int h                        = std::max((n + 1) / 2, 2 * r + 2);
+  h += h % 2;
+  ColumnOrder order;
+  order.dropped_columns = static_cast<int>(std::count(used.begin(), used.end(), false));
+  const int rows        = a.cols / n;  // patch rows: every axis but the last
+  for (int row = 0; row < rows; ++row) {
+    auto column = [&](int position) {  // original column at a position, or zero_column
+      const int c = position % 2 == 0 ? position : (position < h ? position + h : position - h);
+      return c < n ? row * n + c : zero_column;
+    };
+    for (int p = 0; p < 2 * h; p += 2) add_pair(order, used, column(p), column(p + 1));
+  }
+  return order;
+}
+
+template ColumnOrder pair_columns_strided<1>(const KernelMatrix&, const PatchGeometry<1>&);
+template ColumnOrder pair_columns_strided<2>(const KernelMatrix&, const PatchGeometry<2>&);
+template ColumnOrder pair_columns_strided<3>(const KernelMatrix&, const PatchGeometry<3>&);
+
 template ColumnOrder pair_columns_hierarchical<1>(const KernelMatrix&, const PatchGeometry<1>&);
 template ColumnOrder pair_columns_hierarchical<2>(const KernelMatrix&, const PatchGeometry<2>&);
 template ColumnOrder pair_columns_hierarchical<3>(const KernelMatrix&, const PatchGeometry<3>&);

@@ -40,6 +40,15 @@ ColumnOrder pair_columns_general(const KernelMatrix& a);
 template <int D>
 ColumnOrder pair_columns_hierarchical(const KernelMatrix& a, const PatchGeometry<D>& geometry);
 
+/// SPIDER's strided swapping (§3.1.2), the rule-based order for row-decomposed tiles (tile
+/// extent 1 on every axis but the last, L outputs along it): each patch row of n = L + 2r
+/// columns is padded to 2h, h = max(ceil(n/2), 2r + 2) rounded up to even, and position p
+/// holds column p when p is even, p + h when p is odd and below h, p - h otherwise. Pairs
+/// are then h - 1 or h + 1 apart, never within one stencil row's reach (2r + 1), so every
+/// pair is conflict-free for any stencil. Throws for tiles that are not rows.
+template <int D>
+ColumnOrder pair_columns_strided(const KernelMatrix& a, const PatchGeometry<D>& geometry);
+
 /// Appends zero-column pairs until the column count is a multiple of `k` (the
 /// instruction's K: 32 for f16/bf16 m16n8k32, 16 for tf32 m16n8k16).
 void pad_columns(ColumnOrder& order, int k);
