@@ -177,7 +177,7 @@ TEST(Planner, RandomStencilsEveryTileEmulateCorrectly) {
     const int steps    = (D < 3 && pick(rng) == 0 && 4 * s.max_radius() + 1 <= smallest) ? 2 : 1;
     fused += steps == 2;
     const PlanRequest r = request_for(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)], steps);
-    for (const auto& tile : candidate_tiles(D, radius_vector(s))) {
+    for (const auto& tile : candidate_tiles(D, radius_vector(fuse(s, steps)))) {  // as the planner does
       const Plan plan      = make_sparse_plan(r, tile);
       const KernelMatrix a = morph(as<D>(plan.stencil), tile_of<D>(tile));  // fused when steps = 2
       ASSERT_LE(max_nonzeros_per_group(a, plan.order, plan.precision == Precision::tf32 ? 2 : 4),

@@ -47,10 +47,7 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
   }
   const Stencil<D>& stencil = as<D>(plan.stencil);
   const bool periodic       = plan.boundary == Boundary::periodic;
-  std::array<int, D> stride{};
-  stride[D - 1] = 1;
-  if (D >= 2) stride[D - 2] = plan.shared_pitch;
-  if (D == 3) stride[0] = plan.shared_pitch * plan.shared_extent[1];
+  const std::vector<int> stride = plan.shared_strides();
   std::vector<float> shared(static_cast<std::size_t>(stride[0]) * plan.shared_extent[0]);
 
   std::array<int, D> blocks{}, block_span{};

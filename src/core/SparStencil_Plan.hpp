@@ -87,6 +87,15 @@ struct Plan {
   /// Whether one launch equals fused_steps steps at every point (periodic, or no fusion).
   bool fusion_exact_everywhere() const { return fused_steps == 1 || boundary == Boundary::periodic; }
   int dims() const { return static_cast<int>(grid.size()); }
+  /// Element strides of the shared-memory block per axis (fastest axis 1, rows
+  /// shared_pitch apart): the one layout the gather table and the kernel both assume.
+  std::vector<int> shared_strides() const {
+    const int D = dims();
+    std::vector<int> stride(D, 1);
+    if (D >= 2) stride[D - 2] = shared_pitch;
+    if (D == 3) stride[0] = shared_pitch * shared_extent[1];
+    return stride;
+  }
 };
 
 /// Compresses A' (columns in `order`) for mma.sp of `precision`; rows padded to 16.

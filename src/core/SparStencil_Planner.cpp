@@ -266,9 +266,7 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
   for (int a = 0; a < D; ++a) p.shared_extent[a] = p.tiles_per_block[a] * tile[a] + 2 * p.radius[a];
   p.shared_pitch = (p.shared_extent[D - 1] + 7) / 8 * 8;
   if (D > 1 && p.shared_pitch % 32 == 0) p.shared_pitch += 8;
-  std::vector<int> stride(D, 1);
-  if (D >= 2) stride[D - 2] = p.shared_pitch;
-  if (D == 3) stride[0] = p.shared_pitch * p.shared_extent[1];
+  const std::vector<int> stride = p.shared_strides();
   for (int c : p.order.columns) {
     if (c == zero_column) {
       p.gather.push_back(-1);
