@@ -36,7 +36,15 @@ step cuda "$build/unit_tests/sparstencil_cuda_tests"
 reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecutor/1.Fused*:GenericExecutor/2.Iterate*'
 step memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
 step racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
+# ... and of the sparse executor: strided and odd grids, the catalogue, fused presets.
+sparse_reduced='SparseExecutor.StridedGrids:SparseExecutor.CatalogueStencils:SparseExecutor.FusedPresets:SparseExecutor.ClearErrors'
+step sp-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
+  --gtest_filter="$sparse_reduced"
+step sp-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
+  --gtest_filter="$sparse_reduced"
 step demo "$build/examples/heat2d" --n 8192 --steps 200 --png "$out/heat2d.png"
+step sparse-bench "$build/perf_tests/sparstencil_bench_sparse" --sizes=paper ${SPARSE_BENCH_ARGS:-} \
+  --json="$out/bench_sparse.json"
 step bench "$build/perf_tests/sparstencil_bench_generic" --sizes=paper --benchmark_min_time=0.2 \
   --benchmark_out="$out/bench.json" --benchmark_out_format=json
 
@@ -44,6 +52,9 @@ echo
 echo "== summary"
 printf '%s\n' "${summary[@]}"
 if [ -f "$out/bench.json" ]; then
+  echo "== sparse executor"
+  grep -E "GStencil/s|roofline:" "$out/sparse-bench.log"
+  echo "== generic executor"
   python3 - "$out/bench.json" <<'PY'
 import json, sys
 runs = json.load(open(sys.argv[1]))["benchmarks"]

@@ -8,21 +8,6 @@ namespace {
 constexpr Precision sparse_precisions[] = {Precision::f16, Precision::bf16, Precision::tf32};
 constexpr Boundary all_boundaries[]     = {Boundary::interior, Boundary::periodic, Boundary::fixed_rim};
 
-/// Grid values in [0.25, 1] with random sign, already representable in the storage format.
-template <int D>
-HostGrid<D> random_grid(const std::array<int, D>& extents, Precision p, std::uint64_t seed) {
-  HostGrid<D> g(extents);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> magnitude(0.25, 1.0);
-  std::bernoulli_distribution negative(0.5);
-  for (double& v : g.values) {
-    const double m = magnitude(rng);
-    v = p == Precision::tf32 ? static_cast<float>(negative(rng) ? -m : m)
-                             : impl::stored_value(p, static_cast<float>(negative(rng) ? -m : m));
-  }
-  return g;
-}
-
 template <int D>
 std::array<int, D> small_grid() {
   if constexpr (D == 1) return {157};
@@ -36,31 +21,17 @@ std::array<int, D> small_grid() {
 template <int D>
 void expect_emulation_matches(const Plan& plan, std::uint64_t seed) {
   const Stencil<D>& original = as<D>(plan.original);
-  const Stencil<D>& applied  = as<D>(plan.stencil);
   std::array<int, D> extents;
   for (int a = 0; a < D; ++a) extents[a] = static_cast<int>(plan.grid[a]);
   const HostGrid<D> in = random_grid<D>(extents, plan.precision, seed);
   HostGrid<D> out      = random_grid<D>(extents, plan.precision, seed + 1);
   const HostGrid<D> before = out;
   emulate(plan, in, out);
-  HostGrid<D> expected = before;
-  HostGrid<D> magnitude;
-  if (plan.fused_steps == 1) {
-    magnitude = abs(before);
-    reference_apply(original, in, expected, plan.boundary);
-    reference_apply(abs_weights(original), abs(in), magnitude, plan.boundary);
-  } else {
-    expected  = reference_iterate(original, in, plan.fused_steps, plan.boundary);
-    magnitude = reference_iterate(abs_weights(original), abs(in), plan.fused_steps, plan.boundary);
-  }
-  const ErrorBound bound = sparse_step_error_bound(plan.precision, applied.size());
-  HostGrid<D> slack      = magnitude;  // factor * magnitude + floor, as one field
-  for (double& v : slack.values) v = bound.factor * v + bound.floor;
-  std::array<int, D> margin{};
-  if (!plan.fusion_exact_everywhere()) margin = applied.radius();
-  EXPECT_TRUE(within_bound(out, expected, slack, 1.0, margin))
+  const SparseExpectation<D> want = sparse_expectation(plan, in, before);
+  EXPECT_TRUE(within_bound(out, want.expected, want.slack, 1.0, want.margin))
       << original.name() << " " << to_string(plan.precision) << " " << to_string(plan.boundary) << " tile "
       << impl::tuple_string(plan.tile) << " steps " << plan.fused_steps;
+  const Stencil<D>& applied = as<D>(plan.stencil);
   if (plan.boundary == Boundary::interior) {  // the rim of out untouched, bit for bit
     for (std::size_t flat = 0; flat < out.values.size(); ++flat) {
       if (!in_interior(applied, extents, out.point(flat))) ASSERT_EQ(out.values[flat], before.values[flat]);

@@ -85,7 +85,7 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
         const int local = rest % plan.shared_extent[a];
         rest /= plan.shared_extent[a];
         offset += local * stride[a];
-        int g = origin[a] + local - plan.radius[a];
+        int g = origin[a] + local - plan.shared_lead[a];
         if (periodic) g = ((g % in.extents[a]) + in.extents[a]) % in.extents[a];
         inside = inside && g >= 0 && g < in.extents[a];
         x[a]   = g;

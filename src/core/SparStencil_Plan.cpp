@@ -287,6 +287,7 @@ std::string to_json(const Plan& p) {
       {"tiles_per_block", p.tiles_per_block},
       {"shared_extent", p.shared_extent},
       {"shared_pitch", p.shared_pitch},
+      {"shared_lead", p.shared_lead},
       {"tile_offsets", p.tile_offsets},
       {"a", {{"m_blocks", p.a.m_blocks}, {"k_chunks", p.a.k_chunks}, {"values", p.a.values},
              {"metadata", p.a.metadata}}},
@@ -339,6 +340,7 @@ Plan plan_from_json(std::string_view text) {
     p.tiles_per_block         = at("tiles_per_block").get<std::vector<int>>();
     p.shared_extent           = at("shared_extent").get<std::vector<int>>();
     p.shared_pitch            = at("shared_pitch").get<int>();
+    p.shared_lead             = at("shared_lead").get<std::vector<int>>();
     p.tile_offsets            = at("tile_offsets").get<std::vector<int>>();
     const json& a             = at("a");
     p.a.m_blocks              = a.at("m_blocks").get<int>();

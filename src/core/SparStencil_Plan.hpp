@@ -74,6 +74,9 @@ struct Plan {
   std::string pairing;       ///< what made the order: hierarchical, edmonds or strided swapping
   std::vector<int> gather;   ///< per K row: shared-memory offset from the tile origin; -1 = zero
   std::vector<int> tiles_per_block, shared_extent;
+  /// Image points before the block origin per axis: the radius, rounded up along the
+  /// fastest axis to 16 bytes of storage so image rows start aligned for vector copies.
+  std::vector<int> shared_lead;
   int shared_pitch = 0;            ///< elements between rows of the fastest axis
   std::vector<int> tile_offsets;   ///< per tile of a block: offset of its origin
   PackedA a;

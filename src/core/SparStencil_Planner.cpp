@@ -148,14 +148,18 @@ std::vector<std::vector<int>> candidate_tiles(int dims, const std::vector<int>& 
 
 namespace {
 
-/// Block of tiles: about 64 outputs along the fastest axis and 16 (2-D) or 8 (3-D, axis 1)
-/// across, a multiple of 8 tiles (one MMA's N).
-std::vector<int> tiles_per_block_for(const std::vector<int>& tile) {
-  const int D = static_cast<int>(tile.size());
+/// Block of tiles: 8 KiB of outputs (4096 16-bit or 2048 32-bit values; a block is one
+/// step of a thread block's pipeline, and it must carry enough bytes to cover the memory
+/// latency), laid out as a long run along the fastest axis (the whole block in 1-D, 256
+/// or 128 values in 2-D and 3-D) times 16 rows of axis 0 (2-D) or axis 1 (3-D); a
+/// multiple of 8 tiles (one MMA's N).
+std::vector<int> tiles_per_block_for(const std::vector<int>& tile, Precision precision) {
+  const int D      = static_cast<int>(tile.size());
+  const int values = 8192 / storage_bytes(precision);
   std::vector<int> tpb(D, 1);
-  tpb[D - 1] = std::max(1, 64 / tile[D - 1]);
+  tpb[D - 1] = std::max(1, (D == 1 ? values : values / 16) / tile[D - 1]);
   if (D == 2) tpb[0] = std::max(1, 16 / tile[0]);
-  if (D == 3) tpb[1] = std::max(1, 8 / tile[1]);
+  if (D == 3) tpb[1] = std::max(1, 16 / tile[1]);
   while (product(tpb) % 8 != 0) tpb[D - 1] *= 2;
   return tpb;
 }
@@ -170,7 +174,7 @@ Plan sparse_skeleton(const Plan& base, const std::vector<int>& tile) {
   p.tile            = tile;
   p.radius          = radius_of(p.stencil);
   p.mma             = MmaShape::for_precision(p.precision);
-  p.tiles_per_block = tiles_per_block_for(tile);
+  p.tiles_per_block = tiles_per_block_for(tile, p.precision);
   p.rows            = product(tile);
   for (std::size_t a = 0; a < tile.size(); ++a) p.patch.push_back(tile[a] + 2 * p.radius[a]);
   return p;
@@ -262,10 +266,25 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
   }, p.stencil);
 
   // Shared memory: block plus halo, rows padded so consecutive rows start in other banks.
+  // Along the fastest axis the image starts and ends on 16-byte boundaries of the grid
+  // (given aligned rows), so whole rows travel as 16-byte asynchronous copies.
+  // Large radii shrink the block along the fastest axis until the image fits
+  // max_image_points (two images and the staged outputs share a thread block's shared
+  // memory; the kernel's gather offsets are 16-bit).
+  const int vector = 16 / storage_bytes(p.precision);
   p.shared_extent.resize(D);
-  for (int a = 0; a < D; ++a) p.shared_extent[a] = p.tiles_per_block[a] * tile[a] + 2 * p.radius[a];
-  p.shared_pitch = (p.shared_extent[D - 1] + 7) / 8 * 8;
-  if (D > 1 && p.shared_pitch % 32 == 0) p.shared_pitch += 8;
+  p.shared_lead = p.radius;
+  p.shared_lead[D - 1] = static_cast<int>(round_up(p.radius[D - 1], vector));
+  for (;;) {
+    for (int a = 0; a < D; ++a) p.shared_extent[a] = p.tiles_per_block[a] * tile[a] + p.shared_lead[a] + p.radius[a];
+    p.shared_extent[D - 1] = static_cast<int>(round_up(p.shared_extent[D - 1], vector));
+    p.shared_pitch = (p.shared_extent[D - 1] + 7) / 8 * 8;
+    if (D > 1 && p.shared_pitch % 32 == 0) p.shared_pitch += 8;
+    const long points = D == 1 ? p.shared_pitch : static_cast<long>(product(p.shared_extent)) / p.shared_extent[D - 1] * p.shared_pitch;
+    const int tiles = product(p.tiles_per_block);
+    if (points <= max_image_points || p.tiles_per_block[D - 1] % 2 != 0 || (tiles / 2) % 8 != 0) break;
+    p.tiles_per_block[D - 1] /= 2;
+  }
   const std::vector<int> stride = p.shared_strides();
   for (int c : p.order.columns) {
     if (c == zero_column) {
@@ -274,7 +293,7 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
     }
     int offset = 0;
     for (int rest = c, a = D - 1; a >= 0; --a) {
-      offset += (rest % p.patch[a]) * stride[a];
+      offset += (rest % p.patch[a] + p.shared_lead[a] - p.radius[a]) * stride[a];
       rest /= p.patch[a];
     }
     p.gather.push_back(offset);

@@ -29,6 +29,11 @@ struct PlanRequest {
 /// registers with room to spare (1024 columns = 32 chunks of m16n8k32).
 inline constexpr int max_patch_points = 1024;
 
+/// Points of a block's shared-memory image (block plus halo, padded rows) the planner
+/// aims to stay within by narrowing the block; the sparse executor refuses plans whose
+/// image reaches 65536 points.
+inline constexpr long max_image_points = 16384;
+
 /// Tile shapes the planner considers for a D-dimensional stencil: outputs per tile 16 or
 /// 32 (one or two 16-row blocks of A', no row padding), every factorisation over the axes,
 /// and 64 in 1-D. Those whose patch exceeds max_patch_points for the radius are dropped.

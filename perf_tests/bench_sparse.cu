@@ -1,0 +1,197 @@
+// Benchmark of the CUDA sparse tensor-core executor (raw API, no Kokkos) on the standard
+// set at the papers' sizes, against the device-to-device copy measured in the same run.
+//   sparstencil_bench_sparse [--sizes=paper|small] [--all-tiles] [--json=FILE] [--filter=TEXT]
+// Per case: CUDA events around each launch, 5 warm-up launches, median of 30; inputs
+// random (never zeros); three grids rotate as in -> out so no launch reads what the
+// previous one left in L2. GStencil/s counts original steps (a fused launch does t).
+// Roofline = copy bandwidth / (2 x storage bytes) in GStencil/s, single step.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "SparStencil_CudaCheck.hpp"
+#include "SparStencil_CudaDevice.hpp"
+#include "SparStencil_Fuse.hpp"
+#include "SparStencil_Planner.hpp"
+#include "SparStencil_Presets.hpp"
+#include "SparStencil_SparseExecutor.hpp"
+#include "SparStencil_Stencil.hpp"
+
+namespace {
+
+using namespace sparstencil;
+
+bool paper_sizes = true;
+constexpr int warmup = 5, repeats = 30;
+
+/// Values in [0.25, 1) with random sign from a hash of the index: never zero.
+__global__ void fill_random(void* data, long n, int bytes, unsigned seed) {
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * static_cast<long>(blockDim.x)) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
+    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
+    const float v = (0.25f + 0.75f * (h & 0xFFFFFF) / 16777216.0f) * ((h >> 31) ? -1.0f : 1.0f);
+    if (bytes == 4) static_cast<float*>(data)[i] = v;
+    else if (bytes == 2 && seed & 1) static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16(v);
+    else static_cast<__half*>(data)[i] = __float2half(v);
+  }
+}
+
+struct Buffers {
+  std::vector<void*> grids;
+  long elements = 0;
+  Buffers(long n, int bytes, bool bf16) : elements(n) {
+    for (int i = 0; i < 3; ++i) {
+      void* p = nullptr;
+      SPARSTENCIL_CUDA_CHECK(cudaMalloc(&p, n * bytes));
+      fill_random<<<1024, 256>>>(p, n, bytes, 1234u + 2 * i + (bf16 ? 1 : 0));
+      SPARSTENCIL_CUDA_CHECK_LAUNCH();
+      grids.push_back(p);
+    }
+    SPARSTENCIL_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  ~Buffers() {
+    for (void* p : grids) cudaFree(p);
+  }
+};
+
+/// Median seconds of `launch(i)` over `repeats` timed runs after `warmup` untimed ones.
+template <class Launch>
+double median_seconds(Launch&& launch) {
+  cudaEvent_t start, stop;
+  SPARSTENCIL_CUDA_CHECK(cudaEventCreate(&start));
+  SPARSTENCIL_CUDA_CHECK(cudaEventCreate(&stop));
+  for (int i = 0; i < warmup; ++i) launch(i);
+  std::vector<double> seconds;
+  for (int i = 0; i < repeats; ++i) {
+    SPARSTENCIL_CUDA_CHECK(cudaEventRecord(start));
+    launch(i);
+    SPARSTENCIL_CUDA_CHECK(cudaEventRecord(stop));
+    SPARSTENCIL_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    SPARSTENCIL_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    seconds.push_back(ms * 1e-3);
+  }
+  SPARSTENCIL_CUDA_CHECK(cudaEventDestroy(start));
+  SPARSTENCIL_CUDA_CHECK(cudaEventDestroy(stop));
+  std::nth_element(seconds.begin(), seconds.begin() + repeats / 2, seconds.end());
+  return seconds[repeats / 2];
+}
+
+std::vector<long> paper_grid(int dims) {
+  if (dims == 1) return {paper_sizes ? 10240000L : 1L << 20};
+  if (dims == 2) return paper_sizes ? std::vector<long>{10240, 10240} : std::vector<long>{1024, 1024};
+  return paper_sizes ? std::vector<long>{512, 512, 512} : std::vector<long>{96, 96, 96};
+}
+
+/// Copy bandwidth (read + write bytes per second) for `bytes`-sized elements, 2-D size.
+double copy_bandwidth(int bytes) {
+  const long n = paper_grid(2)[0] * paper_grid(2)[1];
+  Buffers b(n, bytes, false);
+  const double s = median_seconds([&](int i) {
+    SPARSTENCIL_CUDA_CHECK(cudaMemcpyAsync(b.grids[(i + 1) % 3], b.grids[i % 3], n * bytes, cudaMemcpyDeviceToDevice));
+  });
+  return 2.0 * n * bytes / s;
+}
+
+struct Row {
+  std::string stencil, precision, tile, variant;
+  int steps = 1;
+  double ms = 0, gstencils = 0, roofline = 0, predicted_gstencils = 0;
+};
+std::vector<Row> rows;
+
+void run_case(const AnyStencil& stencil, Precision precision, int steps, const std::vector<int>& tile,
+              double copy_bytes_per_s) {
+  PlanRequest r;
+  r.stencil   = stencil;
+  r.grid      = paper_grid(dimension(stencil));
+  r.precision = precision;
+  r.steps     = steps;
+  r.boundary  = Boundary::periodic;
+  r.executor  = ExecutorKind::cuda_sptc;
+  const Plan plan = tile.empty() ? make_plan(r) : make_sparse_plan(r, tile);
+  const cuda::SparseExecutor executor(plan);
+  long n = 1;
+  for (long e : plan.grid) n *= e;
+  const int bytes = storage_bytes(precision);
+  Buffers b(n, bytes, precision == Precision::bf16);
+  const double s = median_seconds([&](int i) { executor.apply(b.grids[i % 3], b.grids[(i + 1) % 3]); });
+  Row row;
+  row.stencil   = name(stencil);
+  row.precision = to_string(precision);
+  row.steps     = steps;
+  row.tile      = impl::tuple_string(plan.tile);
+  row.variant   = executor.describe();
+  row.ms        = s * 1e3;
+  row.gstencils = static_cast<double>(n) * steps / s / 1e9;
+  row.roofline  = copy_bytes_per_s / (2.0 * bytes) / 1e9;
+  row.predicted_gstencils = plan.predicted.gstencils;
+  rows.push_back(row);
+  std::printf("%-12s %-5s t=%d tile %-10s %9.3f ms %8.1f GStencil/s  roofline %6.1f  %5.1f%%  model %7.1f  [%s]\n",
+              row.stencil.c_str(), row.precision.c_str(), steps, row.tile.c_str(), row.ms, row.gstencils,
+              row.roofline, 100.0 * row.gstencils / row.roofline, row.predicted_gstencils, row.variant.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool all_tiles = false;
+  std::string json_path, filter;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--sizes=small") == 0) paper_sizes = false;
+    else if (std::strcmp(argv[i], "--sizes=paper") == 0) paper_sizes = true;
+    else if (std::strcmp(argv[i], "--all-tiles") == 0) all_tiles = true;
+    else if (std::strncmp(argv[i], "--json=", 7) == 0) json_path = argv[i] + 7;
+    else if (std::strncmp(argv[i], "--filter=", 9) == 0) filter = argv[i] + 9;
+    else {
+      std::fprintf(stderr, "sparstencil_bench_sparse: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (cuda::device_count() == 0 || !cuda::has_sparse_tensor_cores(cuda::device_info(0))) {
+    std::printf("sparstencil_bench_sparse: no CUDA device of compute capability 8.0+: nothing measured\n");
+    return 0;
+  }
+  const auto info = cuda::device_info(0);
+  std::printf("device: %s (%d SMs), sizes: %s\n", info.name.c_str(), info.multiprocessors, paper_sizes ? "paper" : "small");
+  const double copy16 = copy_bandwidth(2), copy32 = copy_bandwidth(4);
+  std::printf("copy roofline: 16-bit %.3f TB/s, 32-bit %.3f TB/s (read + write)\n", copy16 / 1e12, copy32 / 1e12);
+  auto wanted = [&](const AnyStencil& s) { return filter.empty() || name(s).find(filter) != std::string::npos; };
+
+  std::vector<AnyStencil> set = presets::standard_set();
+  set.push_back(box<2>(7));  // SPIDER's 15 x 15 workload (Box-2D7R)
+  for (const AnyStencil& s : set) {
+    if (!wanted(s)) continue;
+    run_case(s, Precision::f16, 1, {}, copy16);
+    if (name(s) == "box2d:r=7") continue;
+    run_case(s, Precision::bf16, 1, {}, copy16);
+    run_case(s, Precision::tf32, 1, {}, copy32);
+    run_case(s, Precision::f16, 3, {}, copy16);
+    if (all_tiles) {
+      const auto radius = std::visit([](const auto& st) { return std::vector<int>(st.radius().begin(), st.radius().end()); }, s);
+      for (const auto& tile : candidate_tiles(dimension(s), radius)) run_case(s, Precision::f16, 1, tile, copy16);
+    }
+  }
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << "{\"device\": \"" << info.name << "\", \"copy_tbs_16\": " << copy16 / 1e12 << ", \"copy_tbs_32\": "
+        << copy32 / 1e12 << ", \"runs\": [\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      out << "  {\"stencil\": \"" << r.stencil << "\", \"precision\": \"" << r.precision << "\", \"steps\": " << r.steps
+          << ", \"tile\": \"" << r.tile << "\", \"ms\": " << r.ms << ", \"gstencils\": " << r.gstencils
+          << ", \"roofline\": " << r.roofline << ", \"model_gstencils\": " << r.predicted_gstencils
+          << ", \"variant\": \"" << r.variant << "\"}" << (i + 1 < rows.size() ? ",\n" : "\n");
+    }
+    out << "]}\n";
+  }
+  return 0;
+}

@@ -1,0 +1,314 @@
+#include "SparStencil_SparseExecutor.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <sstream>
+
+#include "SparStencil_CudaCheck.hpp"
+#include "SparStencil_CudaDevice.hpp"
+#include "SparStencil_Error.hpp"
+#include "SparStencil_SparseKernel.cuh"
+
+namespace sparstencil::cuda {
+
+using impl::KernelParams;
+using impl::Operand;
+using sparstencil::impl::fail;
+
+namespace {
+
+using Kernel = void (*)(KernelParams);
+
+/// A' chunks the kernel variants hold in registers, per 16-row blocks of A'.
+constexpr int max_chunks_one_block   = 32;
+constexpr int max_chunks_two_blocks  = 16;
+constexpr int max_chunks_four_blocks = 4;
+
+template <Operand P>
+Kernel kernel_for(int m_blocks, int k_chunks, int& held) {
+  using impl::sparse_stencil_kernel;
+  const int buckets[] = {2, 4, 8, 16, 32};
+  for (int kc : buckets) {
+    if (k_chunks > kc) continue;
+    held = kc;
+    if (m_blocks == 1) {
+      switch (kc) {
+        case 2: return sparse_stencil_kernel<P, 1, 2>;
+        case 4: return sparse_stencil_kernel<P, 1, 4>;
+        case 8: return sparse_stencil_kernel<P, 1, 8>;
+        case 16: return sparse_stencil_kernel<P, 1, 16>;
+        default: return sparse_stencil_kernel<P, 1, 32>;
+      }
+    }
+    if (m_blocks == 4) {
+      return kc == 2 ? sparse_stencil_kernel<P, 4, 2> : sparse_stencil_kernel<P, 4, 4>;
+    }
+    switch (kc) {
+      case 2: return sparse_stencil_kernel<P, 2, 2>;
+      case 4: return sparse_stencil_kernel<P, 2, 4>;
+      case 8: return sparse_stencil_kernel<P, 2, 8>;
+      default: return sparse_stencil_kernel<P, 2, 16>;
+    }
+  }
+  return nullptr;
+}
+
+/// A D-vector as the kernel's 3-D form: leading axes of extent `fill`.
+template <class T>
+std::array<T, 3> padded(const std::vector<T>& v, T fill) {
+  std::array<T, 3> out{fill, fill, fill};
+  std::copy(v.begin(), v.end(), out.begin() + (3 - v.size()));
+  return out;
+}
+
+template <class T>
+T* upload(const std::vector<T>& host) {
+  T* device = nullptr;
+  SPARSTENCIL_CUDA_CHECK(cudaMalloc(&device, std::max<std::size_t>(host.size(), 1) * sizeof(T)));
+  SPARSTENCIL_CUDA_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return device;
+}
+
+long round_up(long v, long m) { return (v + m - 1) / m * m; }
+
+}  // namespace
+
+std::vector<long> contiguous_strides(const std::vector<long>& extents) {
+  std::vector<long> strides(extents.size(), 1);
+  for (int a = static_cast<int>(extents.size()) - 2; a >= 0; --a) strides[a] = strides[a + 1] * extents[a + 1];
+  return strides;
+}
+
+struct SparseExecutor::State {
+  Plan plan;
+  KernelParams params;
+  Kernel kernel = nullptr;
+  int held_chunks = 0;
+  int device      = 0;
+  int element_bytes = 0;
+  std::size_t shared_bytes = 0;
+  long grid_blocks = 0;
+  std::vector<void*> allocations;
+
+  ~State() {
+    for (void* p : allocations) cudaFree(p);  // no throw from a destructor
+  }
+  template <class T>
+  const T* keep(T* p) {
+    allocations.push_back(p);
+    return p;
+  }
+};
+
+SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<State>()) {
+  State& s = *m_state;
+  s.plan   = plan;
+  if (plan.executor != ExecutorKind::cuda_sptc) fail("SparseExecutor", "the plan is for the generic executor");
+  if (!has_sparse_operands(plan.precision)) {
+    fail("SparseExecutor", "precision ", to_string(plan.precision), " has no sparse tensor-core form");
+  }
+  const int D = plan.dims();
+  if (D < 1 || D > 3) fail("SparseExecutor", "the plan is ", D, "-D; 1-D to 3-D are supported");
+
+  // The device: the current one, compute capability 8.0 or newer.
+  if (device_count() == 0) fail("SparseExecutor", "no CUDA device is available");
+  SPARSTENCIL_CUDA_CHECK(cudaGetDevice(&s.device));
+  const DeviceInfo info = device_info(s.device);
+  if (!has_sparse_tensor_cores(info)) {
+    fail("SparseExecutor", "device ", s.device, " (", info.name, ", compute capability ", info.major, ".",
+         info.minor, ") has no sparse tensor cores: compute capability 8.0 or newer is needed");
+  }
+
+  const Operand op = plan.precision == Precision::f16    ? Operand::f16
+                     : plan.precision == Precision::bf16 ? Operand::bf16
+                                                         : Operand::tf32;
+  s.element_bytes  = storage_bytes(plan.precision);
+  const int m_blocks = plan.a.m_blocks, k_chunks = plan.a.k_chunks;
+  if (m_blocks != 1 && m_blocks != 2 && m_blocks != 4) {
+    fail("SparseExecutor", "tiles of ", plan.rows, " points (", m_blocks,
+         " blocks of 16 rows) are not supported; up to 16, 32 or 64 are");
+  }
+  const int max_chunks = m_blocks == 1   ? max_chunks_one_block
+                         : m_blocks == 2 ? max_chunks_two_blocks
+                                         : max_chunks_four_blocks;
+  if (k_chunks > max_chunks) {
+    fail("SparseExecutor", "K = ", plan.order.columns.size(), " (", k_chunks, " chunks of ", plan.mma.k,
+         ") exceeds the ", max_chunks, " chunks the kernel holds in registers for ", m_blocks, " row block",
+         m_blocks > 1 ? "s" : "", "; plan a smaller tile");
+  }
+  s.kernel = op == Operand::f16    ? kernel_for<Operand::f16>(m_blocks, k_chunks, s.held_chunks)
+             : op == Operand::bf16 ? kernel_for<Operand::bf16>(m_blocks, k_chunks, s.held_chunks)
+                                   : kernel_for<Operand::tf32>(m_blocks, k_chunks, s.held_chunks);
+  SPARSTENCIL_ASSERT(s.kernel != nullptr);
+
+  // Geometry, padded to 3-D.
+  KernelParams& p = s.params;
+  const auto extent = padded(plan.grid, 1L);
+  const auto tile = padded(plan.tile, 1), tpb = padded(plan.tiles_per_block, 1);
+  const auto lead = padded(plan.shared_lead, 0), image_extent = padded(plan.shared_extent, 1);
+  const auto image_stride = padded(plan.shared_strides(), 0);
+  const auto radius = padded(plan.radius, 0);
+  for (int a = 0; a < 3; ++a) {
+    p.extent[a]          = extent[a];
+    p.tile[a]            = tile[a];
+    p.tiles_per_block[a] = tpb[a];
+    p.span[a]            = tile[a] * tpb[a];
+    p.lead[a]            = lead[a];
+    p.image_extent[a]    = image_extent[a];
+    p.image_stride[a]    = image_stride[a];
+    p.radius[a]          = radius[a];
+    p.blocks[a]          = static_cast<int>((extent[a] + p.span[a] - 1) / p.span[a]);
+  }
+  // Rows of the image start 16-byte aligned (the planner pads the pitch to 8 elements).
+  const long image_rows = static_cast<long>(image_extent[0]) * image_extent[1];
+  const long image_elements = round_up(D == 1 ? image_extent[2] : image_rows * plan.shared_pitch, 8);
+  const long stage_elements = round_up(static_cast<long>(p.span[0]) * p.span[1] * p.span[2], 8);
+  p.image_elements = static_cast<int>(image_elements);
+  if (image_elements >= 65536) {
+    fail("SparseExecutor", "the shared-memory image of a block (", image_elements,
+         " elements) exceeds the 16-bit gather offsets; plan a smaller block");
+  }
+  s.shared_bytes = static_cast<std::size_t>(2 * image_elements + stage_elements) * s.element_bytes;
+  int shared_limit = 0;
+  SPARSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
+  if (s.shared_bytes > static_cast<std::size_t>(shared_limit)) {
+    fail("SparseExecutor", "a block needs ", s.shared_bytes, " bytes of shared memory, the device allows ",
+         shared_limit);
+  }
+  SPARSTENCIL_CUDA_CHECK(
+      cudaFuncSetAttribute(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(s.shared_bytes)));
+
+  p.stream_axis = 3 - D;
+  p.cross_ctas  = 1;
+  for (int a = p.stream_axis + 1; a < 3; ++a) p.cross_ctas *= p.blocks[a];
+  // Enough thread blocks for several waves; each streams up to 16 blocks of tiles.
+  const long target_ctas = 16L * info.multiprocessors;
+  const long columns = p.cross_ctas, along = p.blocks[p.stream_axis];
+  p.blocks_per_cta = static_cast<int>(std::clamp<long>(columns * along / target_ctas, 1, 16));
+  s.grid_blocks    = columns * ((along + p.blocks_per_cta - 1) / p.blocks_per_cta);
+  if (s.grid_blocks > INT32_MAX) fail("SparseExecutor", "the grid needs too many thread blocks");
+  p.boundary = plan.boundary == Boundary::periodic ? 0 : plan.boundary == Boundary::interior ? 1 : 2;
+  p.groups   = tpb[0] * tpb[1] * tpb[2] / 8;
+  p.rows     = plan.rows;
+  p.k_chunks = k_chunks;
+  p.metadata_pairs = (k_chunks + 1) / 2;
+
+  // Tables.
+  const int K = plan.mma.k;
+  if (static_cast<int>(plan.gather.size()) != k_chunks * K) fail("SparseExecutor", "gather table size mismatch");
+  int largest_gather = 0;
+  auto offset = [&](int k) {
+    const int g    = plan.gather[k];
+    largest_gather = std::max(largest_gather, g);
+    return static_cast<std::uint32_t>(g < 0 ? 0 : g);  // zero columns: A' is 0 there, any finite B does
+  };
+  std::vector<std::uint32_t> b_offsets;
+  for (int kc = 0; kc < k_chunks; ++kc) {
+    for (int t = 0; t < 4; ++t) {
+      if (op == Operand::tf32) {
+        for (int w = 0; w < 2; ++w) {
+          const int k0 = kc * K + t + 8 * w;
+          b_offsets.push_back(offset(k0) | offset(k0 + 4) << 16);
+        }
+      } else {
+        for (int i = 0; i < 4; ++i) {
+          const int k0 = kc * K + 2 * t + 8 * i;
+          b_offsets.push_back(offset(k0) | offset(k0 + 1) << 16);
+        }
+      }
+    }
+  }
+  const int tiles = tpb[0] * tpb[1] * tpb[2];
+  if (static_cast<int>(plan.tile_offsets.size()) != tiles) fail("SparseExecutor", "tile offset table size mismatch");
+  const int largest_tile = *std::max_element(plan.tile_offsets.begin(), plan.tile_offsets.end());
+  if (largest_tile + largest_gather >= image_elements) {
+    fail("SparseExecutor", "the plan's gather table reaches outside its shared-memory image");
+  }
+  const std::array<int, 3> stage_stride = {p.span[1] * p.span[2], p.span[2], 1};
+  std::vector<int> stage_tiles, stage_rows;
+  for (int j = 0; j < tiles; ++j) {
+    const int q[3] = {j / (tpb[1] * tpb[2]), j / tpb[2] % tpb[1], j % tpb[2]};
+    int o          = 0;
+    for (int a = 0; a < 3; ++a) o += q[a] * tile[a] * stage_stride[a];
+    stage_tiles.push_back(o);
+  }
+  for (int r = 0; r < 16 * m_blocks; ++r) {
+    if (r >= plan.rows) {
+      stage_rows.push_back(-1);
+      continue;
+    }
+    const int q[3] = {r / (tile[1] * tile[2]), r / tile[2] % tile[1], r % tile[2]};
+    stage_rows.push_back(q[0] * stage_stride[0] + q[1] * stage_stride[1] + q[2]);
+  }
+  p.a_values           = s.keep(upload(plan.a.values));
+  p.a_metadata         = s.keep(upload(plan.a.metadata));
+  p.b_offsets          = s.keep(upload(b_offsets));
+  p.tile_offsets       = s.keep(upload(plan.tile_offsets));
+  p.stage_tile_offsets = s.keep(upload(stage_tiles));
+  p.stage_row_offsets  = s.keep(upload(stage_rows));
+}
+
+SparseExecutor::~SparseExecutor()                                = default;
+SparseExecutor::SparseExecutor(SparseExecutor&&) noexcept        = default;
+SparseExecutor& SparseExecutor::operator=(SparseExecutor&&) noexcept = default;
+
+const Plan& SparseExecutor::plan() const { return m_state->plan; }
+
+std::string SparseExecutor::describe() const {
+  const State& s = *m_state;
+  std::ostringstream out;
+  out << to_string(s.plan.precision) << " MB=" << s.plan.a.m_blocks << " KC=" << s.held_chunks << ", "
+      << s.grid_blocks << " blocks x " << impl::threads_per_block << ", " << s.params.blocks_per_cta
+      << " tile blocks each, " << s.shared_bytes << " B shared";
+  return out.str();
+}
+
+void SparseExecutor::apply(const void* in, void* out, cudaStream_t stream) const {
+  const std::vector<long> strides = contiguous_strides(m_state->plan.grid);
+  apply(in, strides, out, strides, stream);
+}
+
+void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, void* out,
+                           const std::vector<long>& out_strides, cudaStream_t stream) const {
+  const State& s = *m_state;
+  const int D    = s.plan.dims();
+  if (in == nullptr || out == nullptr) fail("SparseExecutor::apply", "null grid pointer");
+  if (static_cast<int>(in_strides.size()) != D || static_cast<int>(out_strides.size()) != D) {
+    fail("SparseExecutor::apply", "need ", D, " strides per grid, got ", in_strides.size(), " and ",
+         out_strides.size());
+  }
+  for (int a = 0; a < D; ++a) {
+    if (in_strides[a] < 1 || out_strides[a] < 1) {
+      fail("SparseExecutor::apply", "strides must be positive: in ", sparstencil::impl::tuple_string(in_strides),
+           ", out ", sparstencil::impl::tuple_string(out_strides));
+    }
+  }
+  auto end_of = [&](const void* base, const std::vector<long>& strides) {
+    long last = 0;
+    for (int a = 0; a < D; ++a) last += (s.plan.grid[a] - 1) * strides[a];
+    return reinterpret_cast<std::uintptr_t>(base) + (last + 1) * s.element_bytes;
+  };
+  const auto in_begin = reinterpret_cast<std::uintptr_t>(in), out_begin = reinterpret_cast<std::uintptr_t>(out);
+  if (in_begin < end_of(out, out_strides) && out_begin < end_of(in, in_strides)) {
+    fail("SparseExecutor::apply", "in and out overlap in memory: a step needs separate buffers");
+  }
+  int current = 0;
+  SPARSTENCIL_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != s.device) {
+    fail("SparseExecutor::apply", "the executor was built on device ", s.device, " but device ", current,
+         " is current");
+  }
+  KernelParams p = s.params;
+  p.in           = in;
+  p.out          = out;
+  const auto is = padded(in_strides, 0L), os = padded(out_strides, 0L);
+  for (int a = 0; a < 3; ++a) {
+    p.in_stride[a]  = is[a];
+    p.out_stride[a] = os[a];
+  }
+  s.kernel<<<static_cast<unsigned>(s.grid_blocks), impl::threads_per_block, s.shared_bytes, stream>>>(p);
+  SPARSTENCIL_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace sparstencil::cuda

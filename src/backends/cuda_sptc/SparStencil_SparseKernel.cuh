@@ -1,0 +1,337 @@
+#pragma once
+/// The sparse tensor-core stencil kernel: the plan emulator (core/SparStencil_Emulator.hpp)
+/// on the GPU. A thread block streams blocks of tiles along axis 0; per block it
+///   1. brings the block plus halo into shared memory: 16-byte cp.async copies where a
+///      row chunk lies inside the grid and is aligned, element copies where it wraps
+///      (periodic) or leaves the grid (zero); the next block's copies are in flight while
+///      the current one computes (two image buffers);
+///   2. per warp and group of 8 tiles, gathers B fragments through the plan's gather
+///      table and issues mma.sp with A' (compressed values and metadata, loaded into
+///      registers once per thread block);
+///   3. stages the results in shared memory and stores them row by row (coalesced),
+///      applying the boundary contract.
+/// Grids are handled as 3-D: a 2-D grid is 1 x n0 x n1, a 1-D grid 1 x 1 x n0 ("padded"
+/// axes have extent 1 and radius 0).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace sparstencil::cuda::impl {
+
+enum class Operand : int { f16 = 0, bf16 = 1, tf32 = 2 };
+
+/// Storage element of a grid (raw bits for the 16-bit formats).
+template <Operand P>
+using storage_t = std::conditional_t<P == Operand::tf32, float, std::uint16_t>;
+
+constexpr int threads_per_block = 256;
+constexpr int warps_per_block   = threads_per_block / 32;
+
+struct KernelParams {
+  const void* in = nullptr;
+  void* out      = nullptr;
+  long extent[3]{};      ///< grid, padded to 3-D
+  long in_stride[3]{};   ///< elements
+  long out_stride[3]{};
+  int tile[3]{};
+  int tiles_per_block[3]{};
+  int span[3]{};         ///< outputs of a block per axis
+  int lead[3]{};         ///< image points before the block origin
+  int image_extent[3]{};
+  int image_stride[3]{};
+  int image_elements = 0;  ///< one image buffer
+  int radius[3]{};         ///< of the (fused) stencil: the rim of the boundary contract
+  int blocks[3]{};         ///< blocks of tiles per axis
+  int stream_axis       = 0;  ///< the padded index of the grid's axis 0
+  int blocks_per_cta    = 1;  ///< consecutive blocks along stream_axis
+  int cross_ctas        = 1;  ///< product of blocks over the axes after stream_axis
+  int boundary          = 0;  ///< 0 periodic, 1 interior, 2 fixed_rim
+  int groups            = 0;  ///< groups of 8 tiles in a block
+  int rows              = 0;  ///< tile points (rows of A')
+  int k_chunks          = 0;
+  int metadata_pairs    = 0;  ///< (k_chunks + 1) / 2
+  const std::uint32_t* a_values   = nullptr;  ///< [mb][kc][lane][4]
+  const std::uint32_t* a_metadata = nullptr;  ///< [mb][kc/2][lane]
+  /// Per k chunk and t = lane % 4, the lane's B offsets from the tile origin, two 16-bit
+  /// offsets a word: f16/bf16 4 words (rows 2t+8i, 2t+8i+1), tf32 2 words (rows t+4i).
+  const std::uint32_t* b_offsets  = nullptr;
+  const int* tile_offsets         = nullptr;  ///< image offset of each tile of a block
+  const int* stage_tile_offsets   = nullptr;  ///< staging offset of each tile
+  const int* stage_row_offsets    = nullptr;  ///< staging offset of each row of A' (-1: padding)
+};
+
+// ---- tensor-core instructions ----
+
+template <Operand P, int Selector>
+__device__ __forceinline__ void mma_sp(float (&c)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[4],
+                                       std::uint32_t e) {
+  if constexpr (P == Operand::f16) {
+    asm volatile(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, %13;\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e),
+          "n"(Selector));
+  } else if constexpr (P == Operand::bf16) {
+    asm volatile(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, %13;\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e),
+          "n"(Selector));
+  } else {
+    asm volatile(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, %13;\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e),
+          "n"(Selector));
+  }
+}
+
+__device__ __forceinline__ std::uint32_t to_tf32(float x) {
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+__device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int Pending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+}
+
+template <Operand P>
+__device__ __forceinline__ storage_t<P> to_storage(float v) {
+  if constexpr (P == Operand::f16) {
+    return __half_as_ushort(__float2half_rn(v));
+  } else if constexpr (P == Operand::bf16) {
+    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+  } else {
+    return v;
+  }
+}
+
+// ---- the three phases ----
+
+/// Grid coordinate along `axis` of image coordinate `local` for a block at `origin`:
+/// wrapped when periodic; -1 outside the grid otherwise.
+__device__ __forceinline__ long grid_coordinate(const KernelParams& p, int axis, long origin, int local) {
+  long g        = origin + local - p.lead[axis];
+  const long n  = p.extent[axis];
+  if (p.boundary == 0) {
+    if (g < 0 || g >= n) g = ((g % n) + n) % n;
+    return g;
+  }
+  return (g < 0 || g >= n) ? -1 : g;
+}
+
+/// Phase 1: issues the copies of the image of the block at `origin` into `image`.
+template <Operand P>
+__device__ void fill_image(const KernelParams& p, const long (&origin)[3], storage_t<P>* image) {
+  using T            = storage_t<P>;
+  constexpr int V    = 16 / sizeof(T);  // elements of one 16-byte copy
+  const T* in        = static_cast<const T*>(p.in);
+  const int chunks   = p.image_extent[2] / V;
+  const int items    = p.image_extent[0] * p.image_extent[1] * chunks;
+  for (int item = threadIdx.x; item < items; item += threads_per_block) {
+    const int chunk = item % chunks;
+    const int row   = item / chunks;
+    const int l1    = row % p.image_extent[1];
+    const int l0    = row / p.image_extent[1];
+    T* dst          = image + l0 * p.image_stride[0] + l1 * p.image_stride[1] + chunk * V;
+    const long g0   = grid_coordinate(p, 0, origin[0], l0);
+    const long g1   = grid_coordinate(p, 1, origin[1], l1);
+    if (g0 < 0 || g1 < 0) {  // the row lies outside the grid (interior, fixed_rim)
+      *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
+      continue;
+    }
+    const T* row_begin = in + g0 * p.in_stride[0] + g1 * p.in_stride[1];
+    const long g2      = origin[2] + chunk * V - p.lead[2];
+    const T* src       = row_begin + g2 * p.in_stride[2];
+    if (g2 >= 0 && g2 + V <= p.extent[2] && p.in_stride[2] == 1 &&
+        (reinterpret_cast<std::uintptr_t>(src) & 15u) == 0) {
+      cp_async_16(dst, src);
+      continue;
+    }
+    for (int v = 0; v < V; ++v) {
+      const long g = grid_coordinate(p, 2, origin[2], chunk * V + v);
+      dst[v]       = g < 0 ? T(0) : row_begin[g * p.in_stride[2]];
+    }
+  }
+}
+
+/// Phase 2 for one group of 8 tiles: B gathered from the image, MMAs over the k chunks,
+/// results into the staging buffer. A is in registers (KC = chunks held, a multiple of 2).
+template <Operand P, int MB, int KC>
+__device__ __forceinline__ void multiply_group(const KernelParams& p, const storage_t<P>* image,
+                                               storage_t<P>* stage, int group, const std::uint32_t (&a)[MB][KC][4],
+                                               const std::uint32_t (&e)[MB][KC / 2]) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const storage_t<P>* tile_image = image + p.tile_offsets[group * 8 + g];
+  float acc[MB][4];
+#pragma unroll
+  for (int mb = 0; mb < MB; ++mb) acc[mb][0] = acc[mb][1] = acc[mb][2] = acc[mb][3] = 0.0f;
+#pragma unroll
+  for (int kc = 0; kc < KC; ++kc) {
+    if (kc < p.k_chunks) {
+      std::uint32_t b[4];
+      if constexpr (P == Operand::tf32) {
+        const uint2 off = __ldg(reinterpret_cast<const uint2*>(p.b_offsets) + kc * 4 + t);
+        b[0] = to_tf32(tile_image[off.x & 0xFFFFu]);
+        b[1] = to_tf32(tile_image[off.x >> 16]);
+        b[2] = to_tf32(tile_image[off.y & 0xFFFFu]);
+        b[3] = to_tf32(tile_image[off.y >> 16]);
+      } else {
+        const uint4 off      = __ldg(reinterpret_cast<const uint4*>(p.b_offsets) + kc * 4 + t);
+        const std::uint32_t w[4] = {off.x, off.y, off.z, off.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          b[i] = static_cast<std::uint32_t>(tile_image[w[i] & 0xFFFFu]) |
+                 (static_cast<std::uint32_t>(tile_image[w[i] >> 16]) << 16);
+        }
+      }
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb) {
+        // The selector is an immediate; the unrolled loop folds this branch away.
+        if (kc % 2 == 0) {
+          mma_sp<P, 0>(acc[mb], a[mb][kc], b, e[mb][kc / 2]);
+        } else {
+          mma_sp<P, 1>(acc[mb], a[mb][kc], b, e[mb][kc / 2]);
+        }
+      }
+    }
+  }
+  // c0, c1: row g, tiles 2t and 2t+1; c2, c3: row g+8.
+  const int s0 = p.stage_tile_offsets[group * 8 + 2 * t];
+  const int s1 = p.stage_tile_offsets[group * 8 + 2 * t + 1];
+#pragma unroll
+  for (int mb = 0; mb < MB; ++mb) {
+    const int r0 = p.stage_row_offsets[mb * 16 + g];
+    const int r1 = p.stage_row_offsets[mb * 16 + g + 8];
+    if (r0 >= 0) {
+      stage[s0 + r0] = to_storage<P>(acc[mb][0]);
+      stage[s1 + r0] = to_storage<P>(acc[mb][1]);
+    }
+    if (r1 >= 0) {
+      stage[s0 + r1] = to_storage<P>(acc[mb][2]);
+      stage[s1 + r1] = to_storage<P>(acc[mb][3]);
+    }
+  }
+}
+
+/// Phase 3: the staged block into the output grid under the boundary contract, 16 bytes
+/// a thread where a run of values is inside the grid, written and contiguous.
+template <Operand P>
+__device__ void store_block(const KernelParams& p, const long (&origin)[3], const storage_t<P>* stage) {
+  using T         = storage_t<P>;
+  constexpr int V = 16 / sizeof(T);
+  const T* in     = static_cast<const T*>(p.in);
+  T* out          = static_cast<T*>(p.out);
+  const int chunks = (p.span[2] + V - 1) / V;
+  const int items  = p.span[0] * p.span[1] * chunks;
+  for (int item = threadIdx.x; item < items; item += threads_per_block) {
+    const int chunk = item % chunks;
+    const int row   = item / chunks;
+    const long x0   = origin[0] + row / p.span[1];
+    const long x1   = origin[1] + row % p.span[1];
+    const long x2   = origin[2] + chunk * V;
+    if (x0 >= p.extent[0] || x1 >= p.extent[1] || x2 >= p.extent[2]) continue;
+    const bool row_interior = x0 >= p.radius[0] && x0 < p.extent[0] - p.radius[0] && x1 >= p.radius[1] &&
+                              x1 < p.extent[1] - p.radius[1];
+    const T* staged = stage + row * p.span[2] + chunk * V;
+    T* target       = out + x0 * p.out_stride[0] + x1 * p.out_stride[1] + x2 * p.out_stride[2];
+    const int count = min(V, p.span[2] - chunk * V);
+    const bool all_written =
+        count == V && x2 + V <= p.extent[2] &&
+        (p.boundary == 0 || (row_interior && x2 >= p.radius[2] && x2 + V <= p.extent[2] - p.radius[2]));
+    if (all_written && p.out_stride[2] == 1 &&
+        ((reinterpret_cast<std::uintptr_t>(target) | reinterpret_cast<std::uintptr_t>(staged)) & 15u) == 0) {
+      *reinterpret_cast<uint4*>(target) = *reinterpret_cast<const uint4*>(staged);
+      continue;
+    }
+    for (int v = 0; v < count && x2 + v < p.extent[2]; ++v) {
+      const long x = x2 + v;
+      T* at        = target + v * p.out_stride[2];
+      if (p.boundary == 0 || (row_interior && x >= p.radius[2] && x < p.extent[2] - p.radius[2])) {
+        *at = staged[v];
+      } else if (p.boundary == 2) {
+        *at = in[x0 * p.in_stride[0] + x1 * p.in_stride[1] + x * p.in_stride[2]];
+      }
+    }
+  }
+}
+
+template <Operand P, int MB, int KC>
+__global__ void __launch_bounds__(threads_per_block) sparse_stencil_kernel(const KernelParams p) {
+  using T = storage_t<P>;
+  extern __shared__ uint4 shared_words[];
+  T* images[2] = {reinterpret_cast<T*>(shared_words), reinterpret_cast<T*>(shared_words) + p.image_elements};
+  T* stage     = images[1] + p.image_elements;
+
+  // A' for this thread block's whole run, in registers.
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  std::uint32_t a[MB][KC][4];
+  std::uint32_t e[MB][KC / 2];
+#pragma unroll
+  for (int mb = 0; mb < MB; ++mb) {
+#pragma unroll
+    for (int kc = 0; kc < KC; ++kc) {
+      const uint4 v = kc < p.k_chunks
+                          ? __ldg(reinterpret_cast<const uint4*>(p.a_values) + (mb * p.k_chunks + kc) * 32 + lane)
+                          : make_uint4(0, 0, 0, 0);
+      a[mb][kc][0] = v.x, a[mb][kc][1] = v.y, a[mb][kc][2] = v.z, a[mb][kc][3] = v.w;
+    }
+#pragma unroll
+    for (int q = 0; q < KC / 2; ++q) {
+      e[mb][q] = q < p.metadata_pairs ? __ldg(p.a_metadata + (mb * p.metadata_pairs + q) * 32 + lane) : 0u;
+    }
+  }
+
+  // This thread block's column of blocks: the axes after stream_axis, fastest first.
+  const int s   = p.stream_axis;
+  long block[3] = {0, 0, 0};
+  long rest     = blockIdx.x % p.cross_ctas;
+  for (int axis = 2; axis > s; --axis) {
+    block[axis] = rest % p.blocks[axis];
+    rest /= p.blocks[axis];
+  }
+  const long first = static_cast<long>(blockIdx.x / p.cross_ctas) * p.blocks_per_cta;
+  const long count = min(static_cast<long>(p.blocks_per_cta), p.blocks[s] - first);
+  auto origin_of   = [&](long i, long (&origin)[3]) {
+    for (int axis = 0; axis < 3; ++axis) origin[axis] = block[axis] * p.span[axis];
+    origin[s] = (first + i) * p.span[s];
+  };
+
+  long origin[3];
+  origin_of(0, origin);
+  fill_image<P>(p, origin, images[0]);
+  cp_async_commit();
+  for (long i = 0; i < count; ++i) {
+    if (i + 1 < count) {
+      long next[3];
+      origin_of(i + 1, next);
+      fill_image<P>(p, next, images[(i + 1) & 1]);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    origin_of(i, origin);
+    for (int group = warp; group < p.groups; group += warps_per_block) {
+      multiply_group<P, MB, KC>(p, images[i & 1], stage, group, a, e);
+    }
+    __syncthreads();
+    // The next iteration's copies go to the image just read and its MMAs write the
+    // staging buffer only after its first barrier, which follows these stores.
+    store_block<P>(p, origin, stage);
+  }
+}
+
+}  // namespace sparstencil::cuda::impl
