@@ -30,7 +30,10 @@ step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, shows its last li
 
 # Every unit test (GPU configurations included when Kokkos has CUDA); compile-fail and
 # install tests need the compilers and run on the development machine instead.
-step unit "$unit"
+# (The command-line tests are host tests: they find the CLI by its build path. CI runs them.)
+step unit "$unit" --gtest_filter='-Cli.*'
+# Kokkos dispatch to the sparse executor, under memcheck too.
+step dispatch-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter='SparseDispatch.*' 
 step cuda "$build/unit_tests/sparstencil_cuda_tests"
 # compute-sanitizer on a reduced set: the Cuda configurations of the executor tests.
 reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecutor/1.Fused*:GenericExecutor/2.Iterate*'

@@ -39,7 +39,7 @@ class GenericExecutor : public ::testing::Test {
     fill_random<D>(in, seed);
     fill_random<D>(out, seed + 1);
     const HostGrid<D> before = to_grid<D>(out), input = to_grid<D>(in);
-    const RunReport report   = apply(exec_space(), stencil, in, out, {boundary});
+    const RunReport report   = apply(exec_space(), stencil, in, out, {boundary, ExecutorChoice::generic});
     exec_space().fence();
     EXPECT_EQ(report.executor, "generic");
     HostGrid<D> expected = before, magnitude = abs(before);
@@ -123,8 +123,8 @@ TYPED_TEST(GenericExecutor, FusedStepsMatchRepeatedSteps) {
           Kokkos::deep_copy(b, a);
           Kokkos::deep_copy(start, a);
           Kokkos::deep_copy(single, a);
-          iterate(exec_space(), s, a, b, t, {boundary});
-          apply(exec_space(), fused, start, single, {boundary});
+          iterate(exec_space(), s, a, b, t, {boundary, ExecutorChoice::generic});
+          apply(exec_space(), fused, start, single, {boundary, ExecutorChoice::generic});
           exec_space().fence();
           const HostGrid<D> magnitude =
               reference_iterate(abs_weights(s), abs(to_grid<D>(start)), t, boundary);
@@ -153,10 +153,10 @@ TYPED_TEST(GenericExecutor, IterateEqualsRepeatedApplyAndLeavesResultInA) {
       Kokkos::deep_copy(x, a);
       Kokkos::deep_copy(y, a);
       const View original_a = a;
-      const RunReport report = iterate(exec_space(), stencil, a, b, steps, {boundary});
+      const RunReport report = iterate(exec_space(), stencil, a, b, steps, {boundary, ExecutorChoice::generic});
       EXPECT_EQ(report.steps, steps);
       for (int s = 0; s < steps; ++s) {
-        apply(exec_space(), stencil, x, y, {boundary});
+        apply(exec_space(), stencil, x, y, {boundary, ExecutorChoice::generic});
         std::swap(x, y);
       }
       exec_space().fence();
@@ -176,7 +176,7 @@ TYPED_TEST(GenericExecutor, InteriorModeLeavesRimBitForBit) {
   fill_random<2>(in, 3);
   fill_random<2>(out, 4);
   const HostGrid<2> before = to_grid<2>(out);
-  apply(exec_space(), stencil, in, out, {Boundary::interior});
+  apply(exec_space(), stencil, in, out, {Boundary::interior, ExecutorChoice::generic});
   const HostGrid<2> after = to_grid<2>(out);
   std::size_t rim = 0, changed = 0;
   for (std::size_t flat = 0; flat < after.values.size(); ++flat) {
@@ -215,7 +215,7 @@ TYPED_TEST(GenericExecutor, StridedViewsMatchReference) {
     const HostGrid<2> big_out_before = to_grid<2>(big_out);
     auto check = [&](const auto& vin, const auto& vout) {
       const HostGrid<2> input = to_grid<2>(vin), before = to_grid<2>(vout);
-      apply(exec_space(), stencil, vin, vout, {boundary});
+      apply(exec_space(), stencil, vin, vout, {boundary, ExecutorChoice::generic});
       exec_space().fence();
       HostGrid<2> expected = before, magnitude = abs(before);
       reference_apply(stencil, input, expected, boundary);

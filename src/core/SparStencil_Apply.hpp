@@ -12,14 +12,16 @@
 #include "SparStencil_Boundary.hpp"
 #include "SparStencil_Generic.hpp"
 #include "SparStencil_Precision.hpp"
+#include "SparStencil_SparseDispatch.hpp"
 #include "SparStencil_Stencil.hpp"
 
 namespace sparstencil {
 
 /// Which executor runs a step.
 enum class ExecutorChoice {
-  automatic,  ///< the best available for the Views, stencil and device
-  generic     ///< force the portable Kokkos parallel_for executor
+  automatic,  ///< the planner's choice for the Views, stencil and device
+  generic,    ///< force the portable Kokkos parallel_for executor
+  sparse      ///< force the CUDA sparse tensor-core executor (throws where it cannot run)
 };
 
 struct Options {
@@ -92,8 +94,16 @@ void check_views(const char* function, const Stencil<D>& stencil, const InView& 
 }
 
 template <class ExecSpace>
-RunReport report(int steps) {
-  return {"generic", ExecSpace::name(), steps};
+RunReport report(int steps, bool sparse = false) {
+  return {sparse ? "cuda_sptc" : "generic", ExecSpace::name(), steps};
+}
+
+/// One step on the sparse executor where it applies (SparStencil_SparseDispatch.hpp).
+template <int D, class ExecSpace, class InView, class OutView>
+bool sparse_step(const ExecSpace& space, const Stencil<D>& stencil, const InView& in, const OutView& out,
+                 const Options& options) {
+  if (options.executor == ExecutorChoice::generic) return false;
+  return try_sparse_apply<D>(space, stencil, in, out, options.boundary, options.executor == ExecutorChoice::sparse);
 }
 
 }  // namespace impl
@@ -105,6 +115,7 @@ RunReport apply(const ExecSpace& space, const Stencil<D>& stencil, const InView&
                 const OutView& out, const Options& options = {}) {
   impl::check_view_types<D, ExecSpace, InView, OutView>();
   impl::check_views("apply", stencil, in, out);
+  if (impl::sparse_step<D>(space, stencil, in, out, options)) return impl::report<ExecSpace>(1, true);
   using Acc = accumulator_t<typename OutView::non_const_value_type>;
   Kokkos::Profiling::pushRegion("sparstencil::apply[generic]");
   const impl::DeviceStencil<D, ExecSpace, Acc> device_stencil(space, stencil);
@@ -130,6 +141,14 @@ RunReport iterate(const ExecSpace& space, const Stencil<D>& stencil, View& a, Vi
   impl::check_view_types<D, ExecSpace, View, View>();
   if (steps < 0) impl::fail("iterate", "step count ", steps, " is negative");
   impl::check_views("iterate", stencil, a, b);
+  if (steps > 0 && impl::sparse_step<D>(space, stencil, a, b, options)) {
+    std::swap(a, b);
+    for (int s = 1; s < steps; ++s) {
+      impl::sparse_step<D>(space, stencil, a, b, options);
+      std::swap(a, b);
+    }
+    return impl::report<ExecSpace>(steps, true);
+  }
   using Acc = accumulator_t<typename View::non_const_value_type>;
   Kokkos::Profiling::pushRegion("sparstencil::iterate[generic]");
   const impl::DeviceStencil<D, ExecSpace, Acc> device_stencil(space, stencil);

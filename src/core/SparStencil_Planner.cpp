@@ -329,6 +329,19 @@ bool better(const Plan& a, const Plan& b) {
 
 }  // namespace
 
+int max_register_chunks(int m_blocks) {
+  switch (m_blocks) {
+    case 1: return 32;
+    case 2: return 16;
+    case 4: return 4;
+    default: return 0;
+  }
+}
+
+bool fits_sparse_kernel(const Plan& plan) {
+  return plan.executor == ExecutorKind::cuda_sptc && plan.a.k_chunks <= max_register_chunks(plan.a.m_blocks);
+}
+
 Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
   validate(r);
   return full_sparse_plan(base_plan(r), tile, r.pairing);
@@ -372,7 +385,18 @@ Plan make_plan(const PlanRequest& r) {
       pruned.push_back({ExecutorKind::cuda_sptc, bound.tile, bound.predicted.seconds, reason});
       continue;
     }
-    planned.push_back(full_sparse_plan(base, bound.tile, r.pairing));
+    Plan full = full_sparse_plan(base, bound.tile, r.pairing);
+    if (!fits_sparse_kernel(full)) {
+      std::snprintf(reason, sizeof reason, "K = %zu (%d chunks) exceeds the %d the kernel holds in registers",
+                    full.order.columns.size(), full.a.k_chunks, max_register_chunks(full.a.m_blocks));
+      pruned.push_back({ExecutorKind::cuda_sptc, bound.tile, full.predicted.seconds, reason});
+      continue;
+    }
+    planned.push_back(std::move(full));
+  }
+  if (forced && planned.empty()) {
+    impl::fail("make_plan", "no tile gives a plan the sparse kernel can run (cuda_sptc forced): ",
+               pruned.empty() ? std::string("none planned") : pruned.back().reason);
   }
   const auto best        = std::min_element(planned.begin(), planned.end(), better);
   const bool take_sparse = best != planned.end() && (forced || best->predicted.seconds < generic.predicted.seconds);

@@ -39,6 +39,12 @@ inline constexpr long max_image_points = 16384;
 /// and 64 in 1-D. Those whose patch exceeds max_patch_points for the radius are dropped.
 std::vector<std::vector<int>> candidate_tiles(int dims, const std::vector<int>& radius);
 
+/// A' chunks (K / mma.k) the CUDA sparse kernel holds in registers per 16-row block count
+/// of A' (1, 2 or 4 blocks); 0 where it has no variant.
+int max_register_chunks(int m_blocks);
+/// Whether the CUDA sparse executor can run this sparse plan (A' fits its registers).
+bool fits_sparse_kernel(const Plan& plan);
+
 /// The best plan; throws std::runtime_error for invalid requests (dimension mismatch,
 /// grid too small for the fused radius, steps < 1, forcing cuda_sptc where it cannot run).
 Plan make_plan(const PlanRequest& request);

@@ -1,0 +1,96 @@
+// Kokkos dispatch to the CUDA sparse executor: half_t Views in CudaSpace, LayoutLeft and
+// LayoutRight, go through sparstencil::apply/iterate to cuda_sptc when the planner picks
+// it (Box-2D49P at this size) or when forced, and match the double reference within the
+// tensor-core bound. Skips, saying why, without Kokkos CUDA, the executor or a GPU of
+// compute capability 8.0+; where the executor is not built, forcing it is a clear error.
+#include "test_utils.hpp"
+
+namespace sparstencil::test {
+namespace {
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_HAS_CUDA_SPTC)
+#define SKIP_WITHOUT_SPARSE_DISPATCH()                                                                   \
+  do {                                                                                                   \
+    if (cuda::device_count() == 0 || !cuda::has_sparse_tensor_cores(cuda::device_info(0)))               \
+      GTEST_SKIP() << "no CUDA device of compute capability 8.0+: sparse dispatch test skipped";         \
+  } while (0)
+
+template <class Layout>
+void expect_sparse_apply(const Stencil<2>& stencil, Boundary boundary, ExecutorChoice choice) {
+  using View           = GridView<Kokkos::Experimental::half_t, 2, Layout, Kokkos::CudaSpace>;
+  const std::array<int, 2> e = {203, 517};
+  View in = make_view<View>("in", e), out = make_view<View>("out", e);
+  fill_random<2>(in, 5);
+  fill_random<2>(out, 6);
+  const HostGrid<2> input = to_grid<2>(in), before = to_grid<2>(out);
+  const RunReport report = apply(Kokkos::Cuda(), stencil, in, out, {boundary, choice});
+  Kokkos::fence();
+  EXPECT_EQ(report.executor, "cuda_sptc") << stencil.name();
+  HostGrid<2> expected = before, magnitude = abs(before);
+  reference_apply(stencil, input, expected, boundary);
+  reference_apply(abs_weights(stencil), abs(input), magnitude, boundary);
+  const ErrorBound bound = sparse_step_error_bound(Precision::f16, stencil.size());
+  for (double& v : magnitude.values) v = bound.factor * v + bound.floor;
+  EXPECT_TRUE(within_bound(to_grid<2>(out), expected, magnitude, 1.0)) << stencil.name() << " " << to_string(boundary);
+}
+
+TEST(SparseDispatch, PlannerPicksSparseForBox2D49P) {
+  SKIP_WITHOUT_SPARSE_DISPATCH();
+  const Stencil<2> s = as<2>(presets::by_name("box2d49p"));
+  for (Boundary b : {Boundary::periodic, Boundary::interior, Boundary::fixed_rim}) {
+    expect_sparse_apply<Kokkos::LayoutRight>(s, b, ExecutorChoice::automatic);
+    expect_sparse_apply<Kokkos::LayoutLeft>(s, b, ExecutorChoice::automatic);
+  }
+}
+
+TEST(SparseDispatch, ForcedSparseForEveryPreset2D) {
+  SKIP_WITHOUT_SPARSE_DISPATCH();
+  for (const char* name : {"heat2d", "box2d9p", "star2d13p", "box2d49p"}) {
+    const Stencil<2> s = as<2>(presets::by_name(name));
+    expect_sparse_apply<Kokkos::LayoutRight>(s, Boundary::periodic, ExecutorChoice::sparse);
+    expect_sparse_apply<Kokkos::LayoutLeft>(s, Boundary::fixed_rim, ExecutorChoice::sparse);
+  }
+}
+
+TEST(SparseDispatch, IterateRunsOnTheSparseExecutor) {
+  SKIP_WITHOUT_SPARSE_DISPATCH();
+  using View = GridView<Kokkos::Experimental::half_t, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+  const Stencil<2> s = as<2>(presets::by_name("heat2d"));
+  View a("a", 64, 96), b("b", 64, 96);
+  fill_random<2>(a, 9);
+  const HostGrid<2> start = to_grid<2>(a);
+  const RunReport report  = iterate(Kokkos::Cuda(), s, a, b, 3, {Boundary::periodic, ExecutorChoice::sparse});
+  Kokkos::fence();
+  EXPECT_EQ(report.executor, "cuda_sptc");
+  EXPECT_EQ(report.steps, 3);
+  const HostGrid<2> expected = reference_iterate(s, start, 3, Boundary::periodic);
+  HostGrid<2> magnitude      = reference_iterate(abs_weights(s), abs(start), 3, Boundary::periodic);
+  const ErrorBound bound     = sparse_step_error_bound(Precision::f16, s.size());
+  for (double& v : magnitude.values) v = 3 * (bound.factor * v + bound.floor);  // three steps' errors
+  EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, 1.0));
+}
+
+TEST(SparseDispatch, DoubleViewsCannotBeForced) {
+  SKIP_WITHOUT_SPARSE_DISPATCH();
+  using View = GridView<double, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+  View in("in", 32, 32), out("out", 32, 32);
+  EXPECT_ERROR_MENTIONS(apply(Kokkos::Cuda(), as<2>(presets::by_name("heat2d")), in, out,
+                              {Boundary::periodic, ExecutorChoice::sparse}),
+                        "half_t", "float");
+}
+
+#else
+
+TEST(SparseDispatch, ForcingWithoutTheExecutorIsAClearError) {
+  using View = GridView<float, 2>;
+  View in("in", 16, 16), out("out", 16, 16);
+  EXPECT_ERROR_MENTIONS(apply(as<2>(presets::by_name("heat2d")), in, out, {Boundary::periodic, ExecutorChoice::sparse}),
+                        "sparse executor is not built");
+  std::printf("sparse dispatch not built here (needs Kokkos with CUDA and the CUDA executor): GPU dispatch tests "
+              "run on CUDA builds only\n");
+}
+
+#endif
+
+}  // namespace
+}  // namespace sparstencil::test
