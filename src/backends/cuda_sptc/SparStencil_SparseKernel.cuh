@@ -96,6 +96,20 @@ __device__ __forceinline__ std::uint32_t to_tf32(float x) {
   return r;
 }
 
+/// Shared-memory loads by 32-bit shared address: the B gathers must not become generic
+/// loads with 64-bit address arithmetic (they do when the image pointer is picked at run
+/// time).
+__device__ __forceinline__ std::uint32_t ld_shared_u16(unsigned address) {
+  unsigned short v;
+  asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(address));
+  return v;
+}
+__device__ __forceinline__ float ld_shared_f32(unsigned address) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(address));
+  return v;
+}
+
 __device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
   const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
@@ -178,7 +192,9 @@ __device__ __forceinline__ void multiply_group(const KernelParams& p, const stor
                                                storage_t<P>* stage, int group, const std::uint32_t (&a)[MB][KC][4],
                                                const std::uint32_t (&e)[MB][KC / 2]) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const storage_t<P>* tile_image = image + p.tile_offsets[group * 8 + g];
+  constexpr unsigned bytes = sizeof(storage_t<P>);
+  const unsigned tile_image =
+      static_cast<unsigned>(__cvta_generic_to_shared(image)) + bytes * __ldg(p.tile_offsets + group * 8 + g);
   float acc[MB][4];
 #pragma unroll
   for (int mb = 0; mb < MB; ++mb) acc[mb][0] = acc[mb][1] = acc[mb][2] = acc[mb][3] = 0.0f;
@@ -188,17 +204,17 @@ __device__ __forceinline__ void multiply_group(const KernelParams& p, const stor
       std::uint32_t b[4];
       if constexpr (P == Operand::tf32) {
         const uint2 off = __ldg(reinterpret_cast<const uint2*>(p.b_offsets) + kc * 4 + t);
-        b[0] = to_tf32(tile_image[off.x & 0xFFFFu]);
-        b[1] = to_tf32(tile_image[off.x >> 16]);
-        b[2] = to_tf32(tile_image[off.y & 0xFFFFu]);
-        b[3] = to_tf32(tile_image[off.y >> 16]);
+        b[0] = to_tf32(ld_shared_f32(tile_image + bytes * (off.x & 0xFFFFu)));
+        b[1] = to_tf32(ld_shared_f32(tile_image + bytes * (off.x >> 16)));
+        b[2] = to_tf32(ld_shared_f32(tile_image + bytes * (off.y & 0xFFFFu)));
+        b[3] = to_tf32(ld_shared_f32(tile_image + bytes * (off.y >> 16)));
       } else {
         const uint4 off      = __ldg(reinterpret_cast<const uint4*>(p.b_offsets) + kc * 4 + t);
         const std::uint32_t w[4] = {off.x, off.y, off.z, off.w};
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          b[i] = static_cast<std::uint32_t>(tile_image[w[i] & 0xFFFFu]) |
-                 (static_cast<std::uint32_t>(tile_image[w[i] >> 16]) << 16);
+          b[i] = ld_shared_u16(tile_image + bytes * (w[i] & 0xFFFFu)) |
+                 (ld_shared_u16(tile_image + bytes * (w[i] >> 16)) << 16);
         }
       }
 #pragma unroll
@@ -213,12 +229,12 @@ __device__ __forceinline__ void multiply_group(const KernelParams& p, const stor
     }
   }
   // c0, c1: row g, tiles 2t and 2t+1; c2, c3: row g+8.
-  const int s0 = p.stage_tile_offsets[group * 8 + 2 * t];
-  const int s1 = p.stage_tile_offsets[group * 8 + 2 * t + 1];
+  const int s0 = __ldg(p.stage_tile_offsets + group * 8 + 2 * t);
+  const int s1 = __ldg(p.stage_tile_offsets + group * 8 + 2 * t + 1);
 #pragma unroll
   for (int mb = 0; mb < MB; ++mb) {
-    const int r0 = p.stage_row_offsets[mb * 16 + g];
-    const int r1 = p.stage_row_offsets[mb * 16 + g + 8];
+    const int r0 = __ldg(p.stage_row_offsets + mb * 16 + g);
+    const int r1 = __ldg(p.stage_row_offsets + mb * 16 + g + 8);
     if (r0 >= 0) {
       stage[s0 + r0] = to_storage<P>(acc[mb][0]);
       stage[s1 + r0] = to_storage<P>(acc[mb][1]);
@@ -284,8 +300,11 @@ template <Operand P, int MB, int KC>
 __global__ void __launch_bounds__(threads_per_block) sparse_stencil_kernel(const KernelParams p) {
   using T = storage_t<P>;
   extern __shared__ uint4 shared_words[];
-  T* images[2] = {reinterpret_cast<T*>(shared_words), reinterpret_cast<T*>(shared_words) + p.image_elements};
-  T* stage     = images[1] + p.image_elements;
+  // Image i & 1 by arithmetic on the shared base (an array of two pointers would live in
+  // local memory and turn shared accesses generic).
+  T* const image_base = reinterpret_cast<T*>(shared_words);
+  auto image          = [&](long i) { return image_base + (i & 1) * p.image_elements; };
+  T* stage            = image_base + 2 * p.image_elements;
 
   // A' for this thread block's whole run, in registers.
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -323,13 +342,13 @@ __global__ void __launch_bounds__(threads_per_block) sparse_stencil_kernel(const
 
   long origin[3];
   origin_of(0, origin);
-  fill_image<P>(p, origin, images[0]);
+  fill_image<P>(p, origin, image(0));
   cp_async_commit();
   for (long i = 0; i < count; ++i) {
     if (i + 1 < count) {
       long next[3];
       origin_of(i + 1, next);
-      fill_image<P>(p, next, images[(i + 1) & 1]);
+      fill_image<P>(p, next, image(i + 1));
       cp_async_commit();
       cp_async_wait<1>();
     } else {
@@ -338,7 +357,7 @@ __global__ void __launch_bounds__(threads_per_block) sparse_stencil_kernel(const
     __syncthreads();
     origin_of(i, origin);
     for (int group = warp; group < p.groups; group += warps_per_block) {
-      multiply_group<P, MB, KC>(p, images[i & 1], stage, group, a, e);
+      multiply_group<P, MB, KC>(p, image(i), stage, group, a, e);
     }
     __syncthreads();
     // The next iteration's copies go to the image just read and its MMAs write the
