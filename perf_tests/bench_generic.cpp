@@ -12,6 +12,8 @@
 
 #include <SparStencil.hpp>
 
+#include "bench_sizes.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -23,9 +25,10 @@ bool paper_sizes = !std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Defaul
 
 template <int D>
 std::array<int, D> extents() {
-  if constexpr (D == 1) return {paper_sizes ? 10240000 : 1 << 20};
-  else if constexpr (D == 2) return paper_sizes ? std::array<int, 2>{10240, 10240} : std::array<int, 2>{1024, 1024};
-  else return paper_sizes ? std::array<int, 3>{512, 512, 512} : std::array<int, 3>{96, 96, 96};
+  const std::vector<long> e = sparstencil::bench::problem_extents(D, paper_sizes);
+  std::array<int, D> out{};
+  for (int a = 0; a < D; ++a) out[a] = static_cast<int>(e[a]);
+  return out;
 }
 
 /// Device-to-device copy bandwidth (bytes read + written per second), measured in the same

@@ -23,6 +23,7 @@
 #include "SparStencil_Presets.hpp"
 #include "SparStencil_SparseExecutor.hpp"
 #include "SparStencil_Stencil.hpp"
+#include "bench_sizes.hpp"
 
 namespace {
 
@@ -31,14 +32,16 @@ using namespace sparstencil;
 bool paper_sizes = true;
 constexpr int warmup = 5, repeats = 30;
 
+enum class Element { f16, bf16, f32 };
+
 /// Values in [0.25, 1) with random sign from a hash of the index: never zero.
-__global__ void fill_random(void* data, long n, int bytes, unsigned seed) {
+__global__ void fill_random(void* data, long n, Element kind, unsigned seed) {
   for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * static_cast<long>(blockDim.x)) {
     unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
     h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
     const float v = (0.25f + 0.75f * (h & 0xFFFFFF) / 16777216.0f) * ((h >> 31) ? -1.0f : 1.0f);
-    if (bytes == 4) static_cast<float*>(data)[i] = v;
-    else if (bytes == 2 && seed & 1) static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16(v);
+    if (kind == Element::f32) static_cast<float*>(data)[i] = v;
+    else if (kind == Element::bf16) static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16(v);
     else static_cast<__half*>(data)[i] = __float2half(v);
   }
 }
@@ -46,11 +49,12 @@ __global__ void fill_random(void* data, long n, int bytes, unsigned seed) {
 struct Buffers {
   std::vector<void*> grids;
   long elements = 0;
-  Buffers(long n, int bytes, bool bf16) : elements(n) {
+  Buffers(long n, Element kind) : elements(n) {
+    const int bytes = kind == Element::f32 ? 4 : 2;
     for (int i = 0; i < 3; ++i) {
       void* p = nullptr;
       SPARSTENCIL_CUDA_CHECK(cudaMalloc(&p, n * bytes));
-      fill_random<<<1024, 256>>>(p, n, bytes, 1234u + 2 * i + (bf16 ? 1 : 0));
+      fill_random<<<1024, 256>>>(p, n, kind, 1234u + i);
       SPARSTENCIL_CUDA_CHECK_LAUNCH();
       grids.push_back(p);
     }
@@ -84,16 +88,12 @@ double median_seconds(Launch&& launch) {
   return seconds[repeats / 2];
 }
 
-std::vector<long> paper_grid(int dims) {
-  if (dims == 1) return {paper_sizes ? 10240000L : 1L << 20};
-  if (dims == 2) return paper_sizes ? std::vector<long>{10240, 10240} : std::vector<long>{1024, 1024};
-  return paper_sizes ? std::vector<long>{512, 512, 512} : std::vector<long>{96, 96, 96};
-}
+std::vector<long> paper_grid(int dims) { return bench::problem_extents(dims, paper_sizes); }
 
 /// Copy bandwidth (read + write bytes per second) for `bytes`-sized elements, 2-D size.
 double copy_bandwidth(int bytes) {
   const long n = paper_grid(2)[0] * paper_grid(2)[1];
-  Buffers b(n, bytes, false);
+  Buffers b(n, bytes == 4 ? Element::f32 : Element::f16);
   const double s = median_seconds([&](int i) {
     SPARSTENCIL_CUDA_CHECK(cudaMemcpyAsync(b.grids[(i + 1) % 3], b.grids[i % 3], n * bytes, cudaMemcpyDeviceToDevice));
   });
@@ -121,7 +121,7 @@ void run_case(const AnyStencil& stencil, Precision precision, int steps, const s
   long n = 1;
   for (long e : plan.grid) n *= e;
   const int bytes = storage_bytes(precision);
-  Buffers b(n, bytes, precision == Precision::bf16);
+  Buffers b(n, precision == Precision::tf32 ? Element::f32 : precision == Precision::bf16 ? Element::bf16 : Element::f16);
   const double s = median_seconds([&](int i) { executor.apply(b.grids[i % 3], b.grids[(i + 1) % 3]); });
   Row row;
   row.stencil   = name(stencil);

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "SparStencil_Emulator.hpp"
+#include "SparStencil_Planner.hpp"
 #include "SparStencil_Reference.hpp"
 
 namespace sparstencil::test {
@@ -110,6 +111,42 @@ HostGrid<D> random_grid(const std::array<int, D>& extents, Precision p, std::uin
                              : impl::stored_value(p, static_cast<float>(negative(rng) ? -m : m));
   }
   return g;
+}
+
+inline constexpr Precision sparse_precisions[] = {Precision::f16, Precision::bf16, Precision::tf32};
+inline constexpr Boundary all_boundaries[]     = {Boundary::interior, Boundary::periodic, Boundary::fixed_rim};
+
+/// Odd extents small enough for host emulation of every tile.
+template <int D>
+std::array<int, D> small_grid() {
+  if constexpr (D == 1) return {157};
+  else if constexpr (D == 2) return {19, 37};
+  else return {11, 13, 17};
+}
+
+template <int D>
+std::vector<int> radius_vector(const Stencil<D>& s) {
+  return std::vector<int>(s.radius().begin(), s.radius().end());
+}
+
+template <int D>
+typename Stencil<D>::index_type tile_of(const std::vector<int>& tile) {
+  typename Stencil<D>::index_type t{};
+  std::copy(tile.begin(), tile.end(), t.begin());
+  return t;
+}
+
+/// A planning request for `stencil` on `grid` (the small grid unless given).
+template <int D>
+PlanRequest request_for(const Stencil<D>& s, Precision p, Boundary b, int steps = 1,
+                        const std::array<int, D>& grid = small_grid<D>()) {
+  PlanRequest r;
+  r.stencil = s;
+  r.grid.assign(grid.begin(), grid.end());
+  r.precision = p;
+  r.boundary  = b;
+  r.steps     = steps;
+  return r;
 }
 
 /// What a plan must produce from `in` over an output that held `before`: the double

@@ -5,16 +5,6 @@
 namespace sparstencil::test {
 namespace {
 
-constexpr Precision sparse_precisions[] = {Precision::f16, Precision::bf16, Precision::tf32};
-constexpr Boundary all_boundaries[]     = {Boundary::interior, Boundary::periodic, Boundary::fixed_rim};
-
-template <int D>
-std::array<int, D> small_grid() {
-  if constexpr (D == 1) return {157};
-  else if constexpr (D == 2) return {19, 37};
-  else return {11, 13, 17};
-}
-
 /// Emulates `plan` on random data and checks it against `steps` reference steps of the
 /// original stencil (all points for periodic, else those at least the plan's radius from
 /// the rim), within the precision's bound.
@@ -59,30 +49,6 @@ void expect_packing_round_trips(const Plan& plan, const KernelMatrix& a) {
       }
     }
   }
-}
-
-template <int D>
-std::vector<int> radius_vector(const Stencil<D>& s) {
-  return std::vector<int>(s.radius().begin(), s.radius().end());
-}
-
-template <int D>
-typename Stencil<D>::index_type tile_of(const std::vector<int>& tile) {
-  typename Stencil<D>::index_type t{};
-  std::copy(tile.begin(), tile.end(), t.begin());
-  return t;
-}
-
-template <int D>
-PlanRequest request_for(const Stencil<D>& s, Precision p, Boundary b, int steps = 1) {
-  PlanRequest r;
-  r.stencil   = s;
-  const auto e = small_grid<D>();
-  r.grid.assign(e.begin(), e.end());
-  r.precision = p;
-  r.boundary  = b;
-  r.steps     = steps;
-  return r;
 }
 
 TEST(Planner, CandidateTiles) {

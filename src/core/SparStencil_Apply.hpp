@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -98,12 +99,13 @@ RunReport report(int steps, bool sparse = false) {
   return {sparse ? "cuda_sptc" : "generic", ExecSpace::name(), steps};
 }
 
-/// One step on the sparse executor where it applies (SparStencil_SparseDispatch.hpp).
+/// The sparse executor's step where it applies (SparStencil_SparseDispatch.hpp), else empty.
 template <int D, class ExecSpace, class InView, class OutView>
-bool sparse_step(const ExecSpace& space, const Stencil<D>& stencil, const InView& in, const OutView& out,
-                 const Options& options) {
-  if (options.executor == ExecutorChoice::generic) return false;
-  return try_sparse_apply<D>(space, stencil, in, out, options.boundary, options.executor == ExecutorChoice::sparse);
+std::function<void(const InView&, const OutView&)> sparse_step(const ExecSpace& space, const Stencil<D>& stencil,
+                                                               const InView& in, const OutView& out,
+                                                               const Options& options) {
+  if (options.executor == ExecutorChoice::generic) return {};
+  return sparse_stepper<D>(space, stencil, in, out, options.boundary, options.executor == ExecutorChoice::sparse);
 }
 
 }  // namespace impl
@@ -115,7 +117,10 @@ RunReport apply(const ExecSpace& space, const Stencil<D>& stencil, const InView&
                 const OutView& out, const Options& options = {}) {
   impl::check_view_types<D, ExecSpace, InView, OutView>();
   impl::check_views("apply", stencil, in, out);
-  if (impl::sparse_step<D>(space, stencil, in, out, options)) return impl::report<ExecSpace>(1, true);
+  if (const auto step = impl::sparse_step<D>(space, stencil, in, out, options)) {
+    step(in, out);
+    return impl::report<ExecSpace>(1, true);
+  }
   using Acc = accumulator_t<typename OutView::non_const_value_type>;
   Kokkos::Profiling::pushRegion("sparstencil::apply[generic]");
   const impl::DeviceStencil<D, ExecSpace, Acc> device_stencil(space, stencil);
@@ -141,10 +146,9 @@ RunReport iterate(const ExecSpace& space, const Stencil<D>& stencil, View& a, Vi
   impl::check_view_types<D, ExecSpace, View, View>();
   if (steps < 0) impl::fail("iterate", "step count ", steps, " is negative");
   impl::check_views("iterate", stencil, a, b);
-  if (steps > 0 && impl::sparse_step<D>(space, stencil, a, b, options)) {
-    std::swap(a, b);
-    for (int s = 1; s < steps; ++s) {
-      impl::sparse_step<D>(space, stencil, a, b, options);
+  if (const auto step = steps > 0 ? impl::sparse_step<D>(space, stencil, a, b, options) : nullptr) {
+    for (int s = 0; s < steps; ++s) {
+      step(a, b);
       std::swap(a, b);
     }
     return impl::report<ExecSpace>(steps, true);

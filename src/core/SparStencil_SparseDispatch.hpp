@@ -2,7 +2,7 @@
 /// Kokkos dispatch to the CUDA sparse tensor-core executor: Views in Kokkos::CudaSpace on a
 /// device of compute capability 8.0+, when the planner chooses the sparse plan (or the
 /// user forces it). Compiled only where Kokkos has CUDA and the library was built with
-/// the executor (SPARSTENCIL_HAS_CUDA_SPTC); elsewhere try_sparse_apply is a no-op.
+/// the executor (SPARSTENCIL_HAS_CUDA_SPTC); elsewhere sparse_stepper finds nothing.
 ///
 /// half_t Views are planned with f16 operands (storage precision: nothing is lost beyond
 /// the documented bound). float Views go to tensor cores only when forced
@@ -12,7 +12,7 @@
 /// Executors are cached per (stencil, extents, precision, boundary, layout, device).
 #include <Kokkos_Core.hpp>
 
-#include <typeinfo>
+#include <functional>
 #include <string>
 
 #include "SparStencil_Boundary.hpp"
@@ -35,29 +35,30 @@ namespace sparstencil::impl {
 
 inline constexpr bool sparse_dispatch_built = true;
 
-/// The executor for a request, planned and uploaded once per process and device.
+/// The executor for a request, planned and uploaded once per process: `key` names the
+/// request completely (forcing included); a null entry remembers that the planner chose
+/// the generic executor.
 inline std::shared_ptr<const cuda::SparseExecutor> cached_sparse_executor(const PlanRequest& request,
-                                                                          const std::string& key, bool forced) {
+                                                                          const std::string& key) {
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const cuda::SparseExecutor>> cache;  // null: plan is generic
+  static std::map<std::string, std::shared_ptr<const cuda::SparseExecutor>> cache;
   const std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
   const Plan plan = make_plan(request);
   std::shared_ptr<const cuda::SparseExecutor> executor;
   if (plan.executor == ExecutorKind::cuda_sptc) executor = std::make_shared<const cuda::SparseExecutor>(plan);
-  if (!forced) cache.emplace(key, executor);  // forced requests plan differently; cache them apart
-  else cache.emplace(key + "|forced", executor);
+  cache.emplace(key, executor);
   return executor;
 }
 
-/// Runs one step on the sparse executor and returns true, or returns false where the
-/// generic executor should run (not a CUDA View, no sparse tensor cores, a scalar without
-/// a sparse form, or the planner prefers generic). Forced (`force`), every "cannot"
-/// throws instead, naming the reason.
+/// The sparse step for Views of these types and extents (one lookup, then any number of
+/// steps), or an empty function where the generic executor should run (not a CUDA View,
+/// no sparse tensor cores, a scalar without a sparse form, or the planner prefers
+/// generic). Forced (`force`), every "cannot" throws instead, naming the reason.
 template <int D, class ExecSpace, class InView, class OutView>
-bool try_sparse_apply(const ExecSpace& space, const Stencil<D>& stencil, const InView& in, const OutView& out,
-                      Boundary boundary, bool force) {
+std::function<void(const InView&, const OutView&)> sparse_stepper(const ExecSpace& space, const Stencil<D>& stencil,
+                                                                  const InView& in, const OutView& out,
+                                                                  Boundary boundary, bool force) {
   using T      = typename OutView::non_const_value_type;
   using Layout = typename OutView::array_layout;
   constexpr bool cuda_views = std::is_same_v<ExecSpace, Kokkos::Cuda> &&
@@ -68,11 +69,12 @@ bool try_sparse_apply(const ExecSpace& space, const Stencil<D>& stencil, const I
   if constexpr (!cuda_views || !(half || single)) {
     if (force) {
       fail("apply", "the sparse executor needs Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t ",
-           "(f16) or float (tf32); these are ", typeid(T).name(), " in ", InView::memory_space::name());
+           "(f16) or float (tf32); these Views live in ", InView::memory_space::name(), " and hold ",
+           std::is_same_v<T, double> ? "double" : "another scalar type");
     }
-    return false;
+    return {};
   } else {
-    if (single && !force) return false;  // float keeps f32 accuracy unless tensor cores are asked for
+    if (single && !force) return {};  // float keeps f32 accuracy unless tensor cores are asked for
     int device = 0;
     if (cudaGetDevice(&device) != cudaSuccess) fail("apply", "no current CUDA device");
     const cuda::DeviceInfo info = cuda::device_info(device);
@@ -81,7 +83,7 @@ bool try_sparse_apply(const ExecSpace& space, const Stencil<D>& stencil, const I
         fail("apply", "device ", info.name, " (compute capability ", info.major, ".", info.minor,
              ") has no sparse tensor cores: 8.0 or newer is needed");
       }
-      return false;
+      return {};
     }
     // Axis order of the plan: the View's, reversed for LayoutLeft (contiguous axis last).
     constexpr bool reversed = std::is_same_v<Layout, Kokkos::LayoutLeft>;
@@ -98,20 +100,21 @@ bool try_sparse_apply(const ExecSpace& space, const Stencil<D>& stencil, const I
     request.device    = info.major >= 9 ? "h100" : "a100";
     request.boundary  = boundary;
     if (force) request.executor = ExecutorKind::cuda_sptc;
-    std::vector<long> in_strides(D), out_strides(D);
-    for (int a = 0; a < D; ++a) {
-      request.grid.push_back(static_cast<long>(out.extent(axis(a))));
-      in_strides[a]  = static_cast<long>(in.stride(axis(a)));
-      out_strides[a] = static_cast<long>(out.stride(axis(a)));
-    }
+    for (int a = 0; a < D; ++a) request.grid.push_back(static_cast<long>(out.extent(axis(a))));
     std::ostringstream key;
-    key << device << '|' << D << '|' << to_string(request.precision) << '|' << to_string(boundary) << '|'
-        << reversed << '|' << tuple_string(request.grid);
+    key << device << '|' << force << '|' << D << '|' << to_string(request.precision) << '|'
+        << to_string(boundary) << '|' << reversed << '|' << tuple_string(request.grid);
     for (const Term<D>& t : terms) key << '|' << tuple_string(t.offset) << ':' << std::hexfloat << t.weight;
-    const auto executor = cached_sparse_executor(request, key.str(), force);
-    if (!executor) return false;
-    executor->apply(in.data(), in_strides, out.data(), out_strides, space.cuda_stream());
-    return true;
+    std::shared_ptr<const cuda::SparseExecutor> executor = cached_sparse_executor(request, key.str());
+    if (!executor) return {};
+    return [executor, space, axis](const InView& from, const OutView& to) {
+      std::vector<long> from_strides(D), to_strides(D);
+      for (int a = 0; a < D; ++a) {
+        from_strides[a] = static_cast<long>(from.stride(axis(a)));
+        to_strides[a]   = static_cast<long>(to.stride(axis(a)));
+      }
+      executor->apply(from.data(), from_strides, to.data(), to_strides, space.cuda_stream());
+    };
   }
 }
 
@@ -120,12 +123,14 @@ bool try_sparse_apply(const ExecSpace& space, const Stencil<D>& stencil, const I
 inline constexpr bool sparse_dispatch_built = false;
 
 template <int D, class ExecSpace, class InView, class OutView>
-bool try_sparse_apply(const ExecSpace&, const Stencil<D>&, const InView&, const OutView&, Boundary, bool force) {
+std::function<void(const InView&, const OutView&)> sparse_stepper(const ExecSpace&, const Stencil<D>&,
+                                                                  const InView&, const OutView&, Boundary,
+                                                                  bool force) {
   if (force) {
     fail("apply", "the sparse executor is not built here: it needs Kokkos with CUDA and SparStencil built with ",
          "SparStencil_ENABLE_CUDA_SPTC");
   }
-  return false;
+  return {};
 }
 
 #endif

@@ -19,9 +19,6 @@
 namespace sparstencil::test {
 namespace {
 
-constexpr Precision sparse_precisions[] = {Precision::f16, Precision::bf16, Precision::tf32};
-constexpr Boundary all_boundaries[]     = {Boundary::interior, Boundary::periodic, Boundary::fixed_rim};
-
 #define SKIP_WITHOUT_SPARSE_GPU()                                                                  \
   do {                                                                                             \
     if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU test skipped";             \
@@ -162,28 +159,13 @@ void expect_gpu_matches(const Plan& plan, std::uint64_t seed, std::vector<long> 
   }
 }
 
+/// A request with the sparse executor forced, on `grid`.
 template <int D>
-std::array<int, D> small_grid() {
-  if constexpr (D == 1) return {157};
-  else if constexpr (D == 2) return {19, 37};
-  else return {11, 13, 17};
-}
-
-template <int D>
-PlanRequest request_for(const Stencil<D>& s, Precision p, Boundary b, std::array<int, D> grid, int steps = 1) {
-  PlanRequest r;
-  r.stencil = s;
-  r.grid.assign(grid.begin(), grid.end());
-  r.precision = p;
-  r.boundary  = b;
-  r.steps     = steps;
-  r.executor  = ExecutorKind::cuda_sptc;
+PlanRequest sparse_request(const Stencil<D>& s, Precision p, Boundary b, const std::array<int, D>& grid,
+                           int steps = 1) {
+  PlanRequest r = request_for<D>(s, p, b, steps, grid);
+  r.executor    = ExecutorKind::cuda_sptc;
   return r;
-}
-
-template <int D>
-std::vector<int> radius_vector(const Stencil<D>& s) {
-  return std::vector<int>(s.radius().begin(), s.radius().end());
 }
 
 TEST(SparseExecutor, PresetsEveryTilePrecisionAndBoundary) {
@@ -196,7 +178,7 @@ TEST(SparseExecutor, PresetsEveryTilePrecisionAndBoundary) {
       for (Precision p : sparse_precisions) {
         for (Boundary b : all_boundaries) {
           for (const auto& tile : candidate_tiles(D, radius_vector(s))) {
-            expect_gpu_matches<D>(make_sparse_plan(request_for<D>(s, p, b, small_grid<D>()), tile), seed++);
+            expect_gpu_matches<D>(make_sparse_plan(sparse_request<D>(s, p, b, small_grid<D>()), tile), seed++);
           }
         }
       }
@@ -219,7 +201,7 @@ TEST(SparseExecutor, PresetsOnLargerOddAndPrimeGrids) {
       else grids = {{40, 50, 128}, {23, 29, 67}};
       for (const auto& grid : grids) {
         for (Precision p : sparse_precisions) {
-          for (Boundary b : all_boundaries) expect_gpu_matches<D>(make_plan(request_for<D>(s, p, b, grid)), seed++);
+          for (Boundary b : all_boundaries) expect_gpu_matches<D>(make_plan(sparse_request<D>(s, p, b, grid)), seed++);
         }
       }
     }, any);
@@ -237,7 +219,7 @@ TEST(SparseExecutor, FusedPresets) {
       grid[D - 1] = D == 1 ? 3001 : 203;
       for (int steps : {2, 3}) {
         for (Boundary b : {Boundary::periodic, Boundary::fixed_rim}) {
-          expect_gpu_matches<D>(make_plan(request_for<D>(s, Precision::f16, b, grid, steps)), seed++);
+          expect_gpu_matches<D>(make_plan(sparse_request<D>(s, Precision::f16, b, grid, steps)), seed++);
         }
       }
     }, any);
@@ -261,7 +243,7 @@ TEST(SparseExecutor, CatalogueStencils) {
         unplanned.push_back(entry.name);
         return;
       }
-      expect_gpu_matches<D>(make_plan(request_for<D>(s, p, b, grid)), seed++);
+      expect_gpu_matches<D>(make_plan(sparse_request<D>(s, p, b, grid)), seed++);
       ++n;
     }, entry.stencil);
   }
@@ -282,7 +264,7 @@ TEST(SparseExecutor, RandomStencilsRandomTiles) {
       const auto grid = small_grid<D>();
       const int smallest = *std::min_element(grid.begin(), grid.end());
       const int steps = (D < 3 && pick(rng) == 0 && 4 * s.max_radius() + 1 <= smallest) ? 2 : 1;
-      const PlanRequest r = request_for<D>(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)], grid, steps);
+      const PlanRequest r = sparse_request<D>(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)], grid, steps);
       const auto tiles = candidate_tiles(D, radius_vector(fuse(s, steps)));
       const auto& tile = tiles[std::uniform_int_distribution<std::size_t>(0, tiles.size() - 1)(rng)];
       expect_gpu_matches<D>(make_sparse_plan(r, tile), 500 + i);
@@ -305,20 +287,20 @@ TEST(SparseExecutor, StridedGrids) {
   std::uint64_t seed = 900;
   for (Precision p : sparse_precisions) {
     for (Boundary b : all_boundaries) {
-      const Plan plan = make_plan(request_for<2>(s, p, b, grid));
+      const Plan plan = make_plan(sparse_request<2>(s, p, b, grid));
       expect_gpu_matches<2>(plan, seed++, {131 + 9, 1}, {131 + 3, 1});
       expect_gpu_matches<2>(plan, seed++, {1, 67}, {1, 67});
     }
   }
   const Stencil<3> s3 = as<3>(presets::by_name("heat3d"));
-  const Plan plan3    = make_plan(request_for<3>(s3, Precision::f16, Boundary::periodic, {9, 10, 40}));
+  const Plan plan3    = make_plan(sparse_request<3>(s3, Precision::f16, Boundary::periodic, {9, 10, 40}));
   expect_gpu_matches<3>(plan3, seed++, {10 * 48 + 16, 48, 1}, {1, 9, 90});
 }
 
 TEST(SparseExecutor, ClearErrors) {
   SKIP_WITHOUT_SPARSE_GPU();
   const Stencil<2> s = as<2>(presets::by_name("heat2d"));
-  PlanRequest r      = request_for<2>(s, Precision::f16, Boundary::periodic, {32, 64});
+  PlanRequest r      = sparse_request<2>(s, Precision::f16, Boundary::periodic, {32, 64});
   r.executor         = ExecutorKind::generic;
   EXPECT_ERROR_MENTIONS(cuda::SparseExecutor{make_plan(r)}, "generic executor");
   r.executor = ExecutorKind::cuda_sptc;

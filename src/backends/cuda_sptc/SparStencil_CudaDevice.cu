@@ -1,3 +1,6 @@
+#include <map>
+#include <mutex>
+
 #include "SparStencil_CudaCheck.hpp"
 #include "SparStencil_CudaDevice.hpp"
 
@@ -18,6 +21,12 @@ DeviceInfo device_info(int device) {
     throw std::runtime_error("sparstencil::cuda::device_info: device " + std::to_string(device) +
                              " does not exist (" + std::to_string(count) + " CUDA devices)");
   }
+  // Properties do not change while the process runs, and cudaGetDeviceProperties is
+  // slow: dispatch asks on every apply, so each device is queried once.
+  static std::mutex mutex;
+  static std::map<int, DeviceInfo> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(device); it != known.end()) return it->second;
   DeviceInfo info;
   info.device = device;
   SPARSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, device));
@@ -27,6 +36,7 @@ DeviceInfo device_info(int device) {
   cudaDeviceProp props{};
   SPARSTENCIL_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
   info.name = props.name;
+  known.emplace(device, info);
   return info;
 }
 

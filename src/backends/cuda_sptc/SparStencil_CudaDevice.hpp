@@ -16,7 +16,8 @@ struct DeviceInfo {
 /// Number of usable CUDA devices; 0 when there is no device or no driver (no throw).
 int device_count();
 
-/// Properties of `device`; throws std::runtime_error for an invalid device or a CUDA error.
+/// Properties of `device` (queried once per device and process); throws
+/// std::runtime_error for an invalid device or a CUDA error.
 DeviceInfo device_info(int device);
 
 /// Sparse tensor cores (mma.sp) exist from Ampere, compute capability 8.0, on.

@@ -8,6 +8,7 @@
 #include "SparStencil_CudaCheck.hpp"
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_Error.hpp"
+#include "SparStencil_Planner.hpp"
 #include "SparStencil_SparseKernel.cuh"
 
 namespace sparstencil::cuda {
@@ -20,38 +21,25 @@ namespace {
 
 using Kernel = void (*)(KernelParams);
 
-/// A' chunks the kernel variants hold in registers, per 16-row blocks of A'.
-constexpr int max_chunks_one_block   = 32;
-constexpr int max_chunks_two_blocks  = 16;
-constexpr int max_chunks_four_blocks = 4;
 
+/// The variant holding `held` chunks (a power of two >= the plan's) for `m_blocks`.
 template <Operand P>
-Kernel kernel_for(int m_blocks, int k_chunks, int& held) {
+Kernel kernel_for(int m_blocks, int held) {
   using impl::sparse_stencil_kernel;
-  const int buckets[] = {2, 4, 8, 16, 32};
-  for (int kc : buckets) {
-    if (k_chunks > kc) continue;
-    held = kc;
-    if (m_blocks == 1) {
-      switch (kc) {
-        case 2: return sparse_stencil_kernel<P, 1, 2>;
-        case 4: return sparse_stencil_kernel<P, 1, 4>;
-        case 8: return sparse_stencil_kernel<P, 1, 8>;
-        case 16: return sparse_stencil_kernel<P, 1, 16>;
-        default: return sparse_stencil_kernel<P, 1, 32>;
-      }
-    }
-    if (m_blocks == 4) {
-      return kc == 2 ? sparse_stencil_kernel<P, 4, 2> : sparse_stencil_kernel<P, 4, 4>;
-    }
-    switch (kc) {
-      case 2: return sparse_stencil_kernel<P, 2, 2>;
-      case 4: return sparse_stencil_kernel<P, 2, 4>;
-      case 8: return sparse_stencil_kernel<P, 2, 8>;
-      default: return sparse_stencil_kernel<P, 2, 16>;
-    }
+  switch (m_blocks * 100 + held) {
+    case 102: return sparse_stencil_kernel<P, 1, 2>;
+    case 104: return sparse_stencil_kernel<P, 1, 4>;
+    case 108: return sparse_stencil_kernel<P, 1, 8>;
+    case 116: return sparse_stencil_kernel<P, 1, 16>;
+    case 132: return sparse_stencil_kernel<P, 1, 32>;
+    case 202: return sparse_stencil_kernel<P, 2, 2>;
+    case 204: return sparse_stencil_kernel<P, 2, 4>;
+    case 208: return sparse_stencil_kernel<P, 2, 8>;
+    case 216: return sparse_stencil_kernel<P, 2, 16>;
+    case 402: return sparse_stencil_kernel<P, 4, 2>;
+    case 404: return sparse_stencil_kernel<P, 4, 4>;
+    default: return nullptr;
   }
-  return nullptr;
 }
 
 /// A D-vector as the kernel's 3-D form: leading axes of extent `fill`.
@@ -125,21 +113,22 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
                                                          : Operand::tf32;
   s.element_bytes  = storage_bytes(plan.precision);
   const int m_blocks = plan.a.m_blocks, k_chunks = plan.a.k_chunks;
-  if (m_blocks != 1 && m_blocks != 2 && m_blocks != 4) {
+  // The planner's register rule (max_register_chunks) is the one the variants follow.
+  const int max_chunks = max_register_chunks(m_blocks);
+  if (max_chunks == 0) {
     fail("SparseExecutor", "tiles of ", plan.rows, " points (", m_blocks,
          " blocks of 16 rows) are not supported; up to 16, 32 or 64 are");
   }
-  const int max_chunks = m_blocks == 1   ? max_chunks_one_block
-                         : m_blocks == 2 ? max_chunks_two_blocks
-                                         : max_chunks_four_blocks;
   if (k_chunks > max_chunks) {
     fail("SparseExecutor", "K = ", plan.order.columns.size(), " (", k_chunks, " chunks of ", plan.mma.k,
          ") exceeds the ", max_chunks, " chunks the kernel holds in registers for ", m_blocks, " row block",
          m_blocks > 1 ? "s" : "", "; plan a smaller tile");
   }
-  s.kernel = op == Operand::f16    ? kernel_for<Operand::f16>(m_blocks, k_chunks, s.held_chunks)
-             : op == Operand::bf16 ? kernel_for<Operand::bf16>(m_blocks, k_chunks, s.held_chunks)
-                                   : kernel_for<Operand::tf32>(m_blocks, k_chunks, s.held_chunks);
+  s.held_chunks = 2;
+  while (s.held_chunks < k_chunks) s.held_chunks *= 2;
+  s.kernel = op == Operand::f16    ? kernel_for<Operand::f16>(m_blocks, s.held_chunks)
+             : op == Operand::bf16 ? kernel_for<Operand::bf16>(m_blocks, s.held_chunks)
+                                   : kernel_for<Operand::tf32>(m_blocks, s.held_chunks);
   SPARSTENCIL_ASSERT(s.kernel != nullptr);
 
   // Geometry, padded to 3-D.
@@ -151,8 +140,6 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
   const auto radius = padded(plan.radius, 0);
   for (int a = 0; a < 3; ++a) {
     p.extent[a]          = extent[a];
-    p.tile[a]            = tile[a];
-    p.tiles_per_block[a] = tpb[a];
     p.span[a]            = tile[a] * tpb[a];
     p.lead[a]            = lead[a];
     p.image_extent[a]    = image_extent[a];
@@ -190,7 +177,6 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
   if (s.grid_blocks > INT32_MAX) fail("SparseExecutor", "the grid needs too many thread blocks");
   p.boundary = plan.boundary == Boundary::periodic ? 0 : plan.boundary == Boundary::interior ? 1 : 2;
   p.groups   = tpb[0] * tpb[1] * tpb[2] / 8;
-  p.rows     = plan.rows;
   p.k_chunks = k_chunks;
   p.metadata_pairs = (k_chunks + 1) / 2;
 

@@ -34,8 +34,6 @@ struct KernelParams {
   long extent[3]{};      ///< grid, padded to 3-D
   long in_stride[3]{};   ///< elements
   long out_stride[3]{};
-  int tile[3]{};
-  int tiles_per_block[3]{};
   int span[3]{};         ///< outputs of a block per axis
   int lead[3]{};         ///< image points before the block origin
   int image_extent[3]{};
@@ -48,7 +46,6 @@ struct KernelParams {
   int cross_ctas        = 1;  ///< product of blocks over the axes after stream_axis
   int boundary          = 0;  ///< 0 periodic, 1 interior, 2 fixed_rim
   int groups            = 0;  ///< groups of 8 tiles in a block
-  int rows              = 0;  ///< tile points (rows of A')
   int k_chunks          = 0;
   int metadata_pairs    = 0;  ///< (k_chunks + 1) / 2
   const std::uint32_t* a_values   = nullptr;  ///< [mb][kc][lane][4]
