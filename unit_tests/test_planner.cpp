@@ -59,8 +59,17 @@ TEST(Planner, CandidateTiles) {
     const int outputs = t[0] * t[1] * t[2];
     EXPECT_TRUE(outputs == 16 || outputs == 32);
   }
-  // Radius 4 in 3-D: only tiles whose patch stays within 1024 points.
-  for (const auto& t : candidate_tiles(3, {4, 4, 4})) EXPECT_LE((t[0] + 8) * (t[1] + 8) * (t[2] + 8), 1024);
+  // Radius 4 in 3-D: only tiles whose patch stays within 1024 points, and the 16-output
+  // row (row-run plans hold A' in shared memory).
+  bool row = false;
+  for (const auto& t : candidate_tiles(3, {4, 4, 4})) {
+    if (t == std::vector<int>{1, 1, 16}) {
+      row = true;
+      continue;
+    }
+    EXPECT_LE((t[0] + 8) * (t[1] + 8) * (t[2] + 8), 1024);
+  }
+  EXPECT_TRUE(row);
 }
 
 TEST(Planner, PresetsEveryPrecisionBoundaryAndTileEmulateCorrectly) {
@@ -168,14 +177,79 @@ TEST(Planner, EveryPairingRuleEmulatesCorrectly) {
           if (rule == Pairing::strided_swapping && !row) continue;
           r.pairing       = rule;
           const Plan plan = make_sparse_plan(r, tile);
-          EXPECT_EQ(plan.pairing, rule == Pairing::hierarchical ? "hierarchical"
-                                  : rule == Pairing::edmonds    ? "edmonds"
-                                                                : "strided swapping");
+          // 16-output rows under strided swapping are row-run plans (their pairing names it).
+          const bool runs = rule == Pairing::strided_swapping && tile.back() == 16;
+          EXPECT_EQ(plan.runs.empty(), !runs);
+          if (runs) {
+            EXPECT_EQ(plan.pairing.rfind("row runs", 0), 0u) << plan.pairing;
+          } else {
+            EXPECT_EQ(plan.pairing, rule == Pairing::hierarchical ? "hierarchical"
+                                    : rule == Pairing::edmonds    ? "edmonds"
+                                                                  : "strided swapping");
+          }
           expect_emulation_matches<D>(plan, seed++);
         }
       }
     }, any);
   }
+}
+
+/// The image value (offset in the plan's shared-memory image, as `gather` counts it) that
+/// K row k of a row-run plan reads through its run and the swapped-image definitions.
+int value_read_by_run(const Plan& p, int k) {
+  const int D = p.dims(), V = 16 / storage_bytes(p.precision), r = p.radius[D - 1], h = p.swap_distance;
+  const sparstencil::Run& run = p.runs.at(k / V);
+  int x          = run.offset[D - 1] + k % V;  // position the run reads, from the tile origin
+  const bool odd = (x + r) % 2 != 0;
+  if (run.source == RunSource::forward && odd) x += h;
+  if (run.source == RunSource::backward && odd) x -= h;
+  const std::vector<int> stride = p.shared_strides();
+  int offset = (x + p.shared_lead[D - 1]) * stride[D - 1];
+  for (int a = 0; a + 1 < D; ++a) offset += (run.offset[a] + p.shared_lead[a]) * stride[a];
+  return offset;
+}
+
+TEST(Planner, RowRunsReadWhatTheGatherTableSays) {
+  // The CUDA kernel reads B' through the runs, the emulator through the gather table:
+  // wherever A' has a column, both must name the same value. Presets, catalogue stencils
+  // and random ones, 1-3-D, all precisions with sparse operands, fused too.
+  std::mt19937_64 rng(31);
+  std::vector<AnyStencil> stencils = presets::standard_set();
+  for (const auto& entry : load_catalogue(SPARSTENCIL_CATALOGUE_PATH)) stencils.push_back(entry.stencil);
+  for (int i = 0; i < 12; ++i) stencils.push_back(random_stencil<2>(rng, 1 + i % 5));
+  for (int i = 0; i < 6; ++i) stencils.push_back(random_stencil<3>(rng, 1 + i % 2));
+  int checked = 0;
+  for (const AnyStencil& any : stencils) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      for (Precision precision : sparse_precisions) {
+        for (int steps : {1, 2}) {
+          PlanRequest r = request_for(s, precision, Boundary::periodic, steps);
+          std::vector<int> tile(D, 1);
+          tile[D - 1] = 16;
+          Plan plan;
+          try {
+            plan = make_sparse_plan(r, tile);
+          } catch (const std::exception&) {
+            continue;  // grid too small for the fused radius
+          }
+          ASSERT_FALSE(plan.runs.empty()) << name(any);
+          ASSERT_EQ(plan.runs.size() * (16 / storage_bytes(precision)), plan.gather.size());
+          for (std::size_t k = 0; k < plan.gather.size(); ++k) {
+            if (plan.gather[k] < 0) continue;
+            ASSERT_EQ(value_read_by_run(plan, static_cast<int>(k)), plan.gather[k])
+                << name(any) << " " << to_string(precision) << " t=" << steps << " K row " << k;
+          }
+          // Image runs start aligned: one 16-byte ldmatrix row each.
+          for (const sparstencil::Run& run : plan.runs) {
+            if (run.source == RunSource::image) EXPECT_EQ(run.offset[D - 1] % (16 / storage_bytes(precision)), 0);
+          }
+          ++checked;
+        }
+      }
+    }, any);
+  }
+  EXPECT_GT(checked, 200);
 }
 
 TEST(Planner, EmulationCatchesACorruptedPlan) {

@@ -37,6 +37,25 @@ struct PackedA {
   std::vector<std::uint32_t> metadata;
 };
 
+/// Row-run plans (tile: 16 outputs along the fastest axis, 1 elsewhere): B' is read as
+/// runs of V consecutive K rows (V = 16 bytes of storage: 8 f16/bf16 values, 4 tf32), each
+/// run V consecutive values of one row of one shared-memory buffer, so one ldmatrix row.
+/// Three buffers hold the input: the image itself and SPIDER's two swapped images (h =
+/// Plan::swap_distance; x counted from the tile origin along the fastest axis, r its radius)
+///   forward  X'(x) = in(x) where x + r is even, in(x + h) where it is odd,
+///   backward Y'(x) = in(x) where x + r is even, in(x - h) where it is odd,
+/// in which strided swapping's K order of a patch row is contiguous: the first h positions
+/// are X'(-r ...), the next h are Y'(h - r ...) (SPIDER §3.2-3.3).
+enum class RunSource : int { image = 0, forward = 1, backward = 2 };
+const char* to_string(RunSource s);
+
+struct Run {
+  RunSource source = RunSource::image;
+  /// From the tile origin, one entry per axis: the row (axes but the last) and, along the
+  /// last axis, the run's first position (a multiple of V for the image).
+  std::vector<int> offset;
+};
+
 struct Prediction {
   double seconds         = 0;  ///< one launch over the whole grid (all fused steps)
   double compute_seconds = 0;
@@ -73,6 +92,10 @@ struct Plan {
   ColumnOrder order;         ///< K rows of B' in order, padded to a multiple of mma.k
   std::string pairing;       ///< what made the order: hierarchical, edmonds or strided swapping
   std::vector<int> gather;   ///< per K row: shared-memory offset from the tile origin; -1 = zero
+  /// Row-run plans: K / V runs in K order (empty: B' is gathered element by element
+  /// through `gather`). `gather` stays the element each K row reads, for the emulator.
+  std::vector<Run> runs;
+  int swap_distance = 0;  ///< h of the swapped images; 0 where no run reads them
   std::vector<int> tiles_per_block, shared_extent;
   /// Image points before the block origin per axis: the radius, rounded up along the
   /// fastest axis to 16 bytes of storage so image rows start aligned for vector copies.

@@ -83,8 +83,9 @@ Prediction predict_generic(const PlanRequest& r) {
   const long points          = product(r.grid);
   const double rate          = r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops;
   Prediction pr;
-  pr.compute_seconds = r.steps * points * 2.0 * terms_of(r.stencil) / rate;
-  pr.memory_seconds  = r.steps * points * 2.0 * storage_bytes(r.precision) / d.memory_bytes_per_s;
+  pr.compute_seconds = r.steps * points * 2.0 * terms_of(r.stencil) / (rate * d.generic_compute_efficiency);
+  pr.memory_seconds  = r.steps * points * 2.0 * storage_bytes(r.precision) /
+                      (d.memory_bytes_per_s * d.generic_memory_efficiency);
   finish_prediction(pr, r.steps * d.launch_seconds, points, r.steps);
   return pr;
 }
@@ -98,9 +99,13 @@ Prediction predict_sparse(const Plan& p) {
   // kernel streams blocks along axis 0 (double-buffered), so that axis's halo is paid once
   // per run of stream_length outputs, not per block.
   double amplification = 1.0;
+  // The gather kernel reloads every halo per block; the row-run kernel streams 3-D planes
+  // through a ring (each plane read once per column).
+  const bool run_form = !p.runs.empty() || (p.order.columns.empty() && impl::is_row_run_tile(p.tile));
   for (std::size_t a = 0; a < p.grid.size(); ++a) {
     tiles *= ceil_div(p.grid[a], p.tile[a]);
-    const double span = (a == 0 && p.grid.size() > 1)
+    const bool streamed = a == 0 && (p.grid.size() == 2 || (p.grid.size() == 3 && run_form));
+    const double span = streamed
                             ? static_cast<double>(std::min<long>(p.grid[0], stream_length))
                             : static_cast<double>(p.tile[a]) * p.tiles_per_block[a];
     amplification *= (span + 2.0 * p.radius[a]) / span;
@@ -111,7 +116,24 @@ Prediction predict_sparse(const Plan& p) {
   const int bytes         = storage_bytes(p.precision);
   const double block_load = amplification * static_cast<double>(points) * bytes;
   Prediction pr;
-  pr.compute_seconds = flops / rate;
+  // Compute: the tensor pipe or the instruction issue around it, whichever is slower.
+  // Warp instructions per group of 8 tiles (fill, staging, stores and the B operands),
+  // estimated from the kernels' profiles on the H100 (RESULTS.md): the gather form loads
+  // B value by value through its table, the row-run form one ldmatrix per MMA and builds
+  // the swapped images once per plane.
+  const double groups = static_cast<double>(ceil_div(tiles, 8));
+  // Calibrated on the H100 runs of 2026-11-22 (RESULTS.md): the gather form ~260 + 35 per
+  // MMA; the row-run form ~460 + 23 per MMA at 16 x 256 outputs a step, its per-plane
+  // overhead growing as steps narrow. (A lower-bound plan has no runs yet: a 16-output
+  // row tile counts as the run form.)
+  double per_group = 260.0 * ((p.rows + 15) / 16) + 35.0 * p.mmas_per_tile_group;  // fill, store per 16 rows
+  if (p.dims() == 3) per_group *= 3.0;  // 3-D: small blocks reloading their halos (Box-3D27P, Heat-3D)
+  if (run_form) {
+    const double step_outputs = 16.0 * p.tile.back() * p.tiles_per_block.back();  // 16 rows of W
+    per_group = (460.0 + 23.0 * p.mmas_per_tile_group) * std::max(1.0, 4096.0 / step_outputs);
+  }
+  const double issue_rate = d.multiprocessors * 4.0 * d.clock_ghz * 1e9 * 0.5;  // half the peak issue
+  pr.compute_seconds      = std::max(flops / rate, groups * per_group / issue_rate);
   pr.memory_seconds  = (block_load + static_cast<double>(points) * bytes) / d.memory_bytes_per_s;
   // Shared memory: the block written once, B fragments read per MMA, f32 results staged.
   const double operand_bytes = p.precision == Precision::tf32 ? 4 : 2;
@@ -141,7 +163,8 @@ std::vector<std::vector<int>> candidate_tiles(int dims, const std::vector<int>& 
   for (const auto& tile : all) {
     int patch = 1;
     for (int a = 0; a < dims; ++a) patch *= tile[a] + 2 * radius[a];
-    if (patch <= max_patch_points) fitting.push_back(tile);
+    // Row-run plans keep A' in shared memory: their 16-output row has no patch limit.
+    if (patch <= max_patch_points || impl::is_row_run_tile(tile)) fitting.push_back(tile);
   }
   return fitting;
 }
@@ -226,9 +249,56 @@ Plan bounded_plan(const Plan& base, const std::vector<int>& tile) {
   return p;
 }
 
+/// The shared-memory image of a block (block plus halo; rows padded so that pitch / V is
+/// odd: rows 16 bytes x odd apart, so 8 rows read at one column hit 8 different bank
+/// groups), the gather table over it and the tile offsets. Along the fastest axis the
+/// image starts and ends on 16-byte boundaries of the grid (given aligned rows), so whole
+/// rows travel as 16-byte asynchronous copies. `cap_image`: large radii shrink the block
+/// along the fastest axis until the image fits max_image_points (the gather kernel's
+/// offsets are 16-bit; row-run plans size their blocks by row_run_layout instead).
+void finish_geometry(Plan& p, bool cap_image) {
+  const int D      = p.dims();
+  const int vector = 16 / storage_bytes(p.precision);
+  p.shared_extent.resize(D);
+  p.shared_lead = p.radius;
+  p.shared_lead[D - 1] = static_cast<int>(round_up(p.radius[D - 1], vector));
+  for (;;) {
+    for (int a = 0; a < D; ++a) p.shared_extent[a] = p.tiles_per_block[a] * p.tile[a] + p.shared_lead[a] + p.radius[a];
+    p.shared_extent[D - 1] = static_cast<int>(round_up(p.shared_extent[D - 1], vector));
+    p.shared_pitch = p.shared_extent[D - 1];
+    if (D > 1 && (p.shared_pitch / vector) % 2 == 0) p.shared_pitch += vector;
+    const long points = D == 1 ? p.shared_pitch : static_cast<long>(product(p.shared_extent)) / p.shared_extent[D - 1] * p.shared_pitch;
+    const int tiles = product(p.tiles_per_block);
+    if (!cap_image || points <= max_image_points || p.tiles_per_block[D - 1] % 2 != 0 || (tiles / 2) % 8 != 0) break;
+    p.tiles_per_block[D - 1] /= 2;
+  }
+  const std::vector<int> stride = p.shared_strides();
+  p.gather.clear();
+  for (int c : p.order.columns) {
+    if (c == zero_column) {
+      p.gather.push_back(-1);
+      continue;
+    }
+    int offset = 0;
+    for (int rest = c, a = D - 1; a >= 0; --a) {
+      offset += (rest % p.patch[a] + p.shared_lead[a] - p.radius[a]) * stride[a];
+      rest /= p.patch[a];
+    }
+    p.gather.push_back(offset);
+  }
+  p.tile_offsets.clear();
+  for (int j = 0; j < product(p.tiles_per_block); ++j) {
+    int offset = 0;
+    for (int rest = j, a = D - 1; a >= 0; --a) {
+      offset += (rest % p.tiles_per_block[a]) * p.tile[a] * stride[a];
+      rest /= p.tiles_per_block[a];
+    }
+    p.tile_offsets.push_back(offset);
+  }
+}
+
 Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing rule_requested) {
   Plan p      = sparse_skeleton(base, tile);
-  const int D = p.dims();
   const long k_bound = k_lower_bound(p);
   std::visit([&](const auto& s) {
     constexpr int N = std::decay_t<decltype(s)>::rank;
@@ -252,6 +322,11 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
     };
     const Pairing rule = rule_requested;
     const bool row_tile = std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
+    if (impl::is_row_run_tile(tile) && (rule == Pairing::best || rule == Pairing::strided_swapping)) {
+      impl::build_row_runs(p, a);
+      p.a = pack_operand(a, p.order, p.precision);
+      return;
+    }
     if (rule == Pairing::best || rule == Pairing::hierarchical) {
       consider(pair_columns_hierarchical(a, geometry), "hierarchical");
     }
@@ -265,47 +340,8 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
     p.a = pack_operand(a, p.order, p.precision);
   }, p.stencil);
 
-  // Shared memory: block plus halo, rows padded so consecutive rows start in other banks.
-  // Along the fastest axis the image starts and ends on 16-byte boundaries of the grid
-  // (given aligned rows), so whole rows travel as 16-byte asynchronous copies.
-  // Large radii shrink the block along the fastest axis until the image fits
-  // max_image_points (two images and the staged outputs share a thread block's shared
-  // memory; the kernel's gather offsets are 16-bit).
-  const int vector = 16 / storage_bytes(p.precision);
-  p.shared_extent.resize(D);
-  p.shared_lead = p.radius;
-  p.shared_lead[D - 1] = static_cast<int>(round_up(p.radius[D - 1], vector));
-  for (;;) {
-    for (int a = 0; a < D; ++a) p.shared_extent[a] = p.tiles_per_block[a] * tile[a] + p.shared_lead[a] + p.radius[a];
-    p.shared_extent[D - 1] = static_cast<int>(round_up(p.shared_extent[D - 1], vector));
-    p.shared_pitch = (p.shared_extent[D - 1] + 7) / 8 * 8;
-    if (D > 1 && p.shared_pitch % 32 == 0) p.shared_pitch += 8;
-    const long points = D == 1 ? p.shared_pitch : static_cast<long>(product(p.shared_extent)) / p.shared_extent[D - 1] * p.shared_pitch;
-    const int tiles = product(p.tiles_per_block);
-    if (points <= max_image_points || p.tiles_per_block[D - 1] % 2 != 0 || (tiles / 2) % 8 != 0) break;
-    p.tiles_per_block[D - 1] /= 2;
-  }
-  const std::vector<int> stride = p.shared_strides();
-  for (int c : p.order.columns) {
-    if (c == zero_column) {
-      p.gather.push_back(-1);
-      continue;
-    }
-    int offset = 0;
-    for (int rest = c, a = D - 1; a >= 0; --a) {
-      offset += (rest % p.patch[a] + p.shared_lead[a] - p.radius[a]) * stride[a];
-      rest /= p.patch[a];
-    }
-    p.gather.push_back(offset);
-  }
-  for (int j = 0; j < product(p.tiles_per_block); ++j) {
-    int offset = 0;
-    for (int rest = j, a = D - 1; a >= 0; --a) {
-      offset += (rest % p.tiles_per_block[a]) * tile[a] * stride[a];
-      rest /= p.tiles_per_block[a];
-    }
-    p.tile_offsets.push_back(offset);
-  }
+  if (!p.runs.empty()) impl::size_row_run_blocks(p);
+  finish_geometry(p, p.runs.empty());
   const int k           = static_cast<int>(p.order.columns.size());
   p.sparsity            = static_cast<double>(p.nonzeros) / (16.0 * p.a.m_blocks * k);
   p.mmas_per_tile_group = static_cast<long>(p.a.m_blocks) * p.a.k_chunks;
@@ -339,7 +375,11 @@ int max_register_chunks(int m_blocks) {
 }
 
 bool fits_sparse_kernel(const Plan& plan) {
-  return plan.executor == ExecutorKind::cuda_sptc && plan.a.k_chunks <= max_register_chunks(plan.a.m_blocks);
+  if (plan.executor != ExecutorKind::cuda_sptc) return false;
+  // Row-run plans keep A' in shared memory: the block must fit the smallest opt-in limit
+  // of the sparse devices (A100: 163 KiB).
+  if (!plan.runs.empty()) return row_run_layout(plan).shared_bytes <= max_row_run_shared_bytes;
+  return plan.a.k_chunks <= max_register_chunks(plan.a.m_blocks);
 }
 
 Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {

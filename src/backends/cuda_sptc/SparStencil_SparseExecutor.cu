@@ -9,17 +9,20 @@
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_Error.hpp"
 #include "SparStencil_Planner.hpp"
+#include "SparStencil_RowRunKernel.cuh"
 #include "SparStencil_SparseKernel.cuh"
 
 namespace sparstencil::cuda {
 
 using impl::KernelParams;
 using impl::Operand;
+using impl::RowRunParams;
 using sparstencil::impl::fail;
 
 namespace {
 
-using Kernel = void (*)(KernelParams);
+using Kernel    = void (*)(KernelParams);
+using RunKernel = void (*)(RowRunParams);
 
 
 /// The variant holding `held` chunks (a power of two >= the plan's) for `m_blocks`.
@@ -72,6 +75,8 @@ struct SparseExecutor::State {
   Plan plan;
   KernelParams params;
   Kernel kernel = nullptr;
+  RowRunParams run_params;      ///< row-run plans
+  RunKernel run_kernel = nullptr;
   int held_chunks = 0;
   int device      = 0;
   int element_bytes = 0;
@@ -82,12 +87,124 @@ struct SparseExecutor::State {
   ~State() {
     for (void* p : allocations) cudaFree(p);  // no throw from a destructor
   }
+  /// Launch shape and tables of a row-run plan (`plan` set).
+  void set_up_row_runs(const DeviceInfo& info, Operand op);
   template <class T>
   const T* keep(T* p) {
     allocations.push_back(p);
     return p;
   }
 };
+
+namespace {
+
+/// Segments per column that finish soonest: waves of thread blocks times the planes each
+/// streams plus its prologue (the ring's extra planes).
+long best_segments(long columns, long planes, long resident, int prologue) {
+  long best = 1;
+  double best_time = INFINITY;
+  for (long s = 1; s <= planes; ++s) {
+    const long length = (planes + s - 1) / s;
+    if (s > 1 && (planes + length - 1) / length < s) continue;  // same split as a smaller s
+    const long waves  = (columns * s + resident - 1) / resident;
+    const double time = static_cast<double>(waves) * (length + prologue);
+    if (time < best_time * 0.999) best_time = time, best = s;
+  }
+  return best;
+}
+
+}  // namespace
+
+void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) {
+  State& s         = *this;
+  const Plan& plan = s.plan;
+  const int D      = plan.dims();
+  if (plan.a.m_blocks != 1) fail("SparseExecutor", "row-run plans have 16-output tiles (one block of A' rows)");
+  const RowRunLayout l = row_run_layout(plan);
+  RowRunParams& p      = s.run_params;
+  const auto extent = padded(plan.grid, 1L);
+  const auto radius = padded(plan.radius, 0);
+  for (int a = 0; a < 3; ++a) p.extent[a] = extent[a], p.radius[a] = radius[a];
+  p.boundary      = plan.boundary == Boundary::periodic ? 0 : plan.boundary == Boundary::interior ? 1 : 2;
+  p.dims          = D;
+  p.width         = l.width;
+  p.lead          = l.lead;
+  p.row_lead      = l.row_lead;
+  p.image_rows    = l.image_rows;
+  p.pitch         = l.pitch;
+  p.plane_values  = l.plane_values;
+  p.ring          = l.ring;
+  p.ring_lead     = l.ring_lead;
+  p.swapped_ring  = l.swapped_ring;
+  p.swapped_low   = l.swapped_low;
+  p.swapped_rows[0] = l.swapped_rows[0];
+  p.swapped_rows[1] = l.swapped_rows[1];
+  p.swap_distance = plan.swap_distance;
+  for (int i = 0; i < 3; ++i) p.shift[i] = l.shift[i];
+  p.stage_pitch = l.stage_pitch;
+  p.k_chunks    = plan.a.k_chunks;
+  p.runs        = static_cast<int>(plan.runs.size());
+  const int task_columns = l.width / (16 * impl::run_groups);
+  if (task_columns < 1 || (task_columns & (task_columns - 1)) != 0) {
+    fail("SparseExecutor", "row-run blocks must be a power of two of at least ", 16 * impl::run_groups,
+         " outputs wide, the plan has ", l.width);
+  }
+  if (p.runs != 4 * p.k_chunks) fail("SparseExecutor", "the plan's runs (", p.runs, ") do not fill its k chunks");
+  if (D == 3) {
+    p.column_blocks[0] = (extent[1] + 15) / 16;
+    p.column_blocks[1] = (extent[2] + l.width - 1) / l.width;
+    p.planes           = extent[0];
+  } else if (D == 2) {
+    p.column_blocks[0] = 1;
+    p.column_blocks[1] = (extent[2] + l.width - 1) / l.width;
+    p.planes           = (extent[1] + 15) / 16;
+  } else {
+    p.column_blocks[0] = p.column_blocks[1] = 1;
+    p.planes = (extent[2] + 16L * l.width - 1) / (16L * l.width);
+  }
+  p.columns = p.column_blocks[0] * p.column_blocks[1];
+  if (p.planes + 2L * l.ring + 2 > INT32_MAX) fail("SparseExecutor", "too many planes along axis 0");
+
+  // Per run: source, plane offset, offset from the tile origin in its buffer (in values).
+  std::vector<int> sources, planes, offsets;
+  for (const Run& run : plan.runs) {
+    const int source = static_cast<int>(run.source);
+    const int z = D == 3 ? run.offset[0] : 0, y = D >= 2 ? run.offset[D - 2] : 0;
+    sources.push_back(source);
+    planes.push_back(z);
+    offsets.push_back(y * l.pitch + run.offset[D - 1] + l.shift[source]);
+    if (std::abs(z) > l.ring_lead || std::abs(y) > l.row_lead) {
+      fail("SparseExecutor", "a run of the plan reads beyond the stencil's radius");
+    }
+  }
+  p.a_values   = s.keep(upload(plan.a.values));
+  p.a_metadata = s.keep(upload(plan.a.metadata));
+  p.run_source = s.keep(upload(sources));
+  p.run_plane  = s.keep(upload(planes));
+  p.run_offset = s.keep(upload(offsets));
+
+  s.run_kernel = op == Operand::f16    ? impl::row_run_kernel<Operand::f16>
+                 : op == Operand::bf16 ? impl::row_run_kernel<Operand::bf16>
+                                       : impl::row_run_kernel<Operand::tf32>;
+  s.shared_bytes = l.shared_bytes;
+  int shared_limit = 0;
+  SPARSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
+  if (s.shared_bytes > static_cast<std::size_t>(shared_limit)) {
+    fail("SparseExecutor", "a block needs ", s.shared_bytes, " bytes of shared memory, the device allows ",
+         shared_limit);
+  }
+  SPARSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(s.run_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(s.shared_bytes)));
+  int per_sm = 0;
+  SPARSTENCIL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s.run_kernel, impl::threads_per_block,
+                                                                       s.shared_bytes));
+  if (per_sm < 1) fail("SparseExecutor", "the row-run kernel cannot be resident with ", s.shared_bytes, " bytes");
+  const long resident = static_cast<long>(per_sm) * info.multiprocessors;
+  p.segments          = best_segments(p.columns, p.planes, resident, 2 * l.ring_lead + 1);
+  p.segment           = (p.planes + p.segments - 1) / p.segments;
+  s.grid_blocks       = p.columns * p.segments;
+  if (s.grid_blocks > INT32_MAX) fail("SparseExecutor", "the grid needs too many thread blocks");
+}
 
 SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<State>()) {
   State& s = *m_state;
@@ -112,6 +229,10 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
                      : plan.precision == Precision::bf16 ? Operand::bf16
                                                          : Operand::tf32;
   s.element_bytes  = storage_bytes(plan.precision);
+  if (!plan.runs.empty()) {
+    s.set_up_row_runs(info, op);
+    return;
+  }
   const int m_blocks = plan.a.m_blocks, k_chunks = plan.a.k_chunks;
   // The planner's register rule (max_register_chunks) is the one the variants follow.
   const int max_chunks = max_register_chunks(m_blocks);
@@ -244,6 +365,12 @@ const Plan& SparseExecutor::plan() const { return m_state->plan; }
 std::string SparseExecutor::describe() const {
   const State& s = *m_state;
   std::ostringstream out;
+  if (s.run_kernel != nullptr) {
+    const RowRunParams& p = s.run_params;
+    out << to_string(s.plan.precision) << " row runs, " << p.k_chunks << " chunks, " << s.grid_blocks << " blocks x "
+        << impl::threads_per_block << ", " << p.segment << " planes each, " << s.shared_bytes << " B shared";
+    return out.str();
+  }
   out << to_string(s.plan.precision) << " MB=" << s.plan.a.m_blocks << " KC=" << s.held_chunks << ", "
       << s.grid_blocks << " blocks x " << impl::threads_per_block << ", " << s.params.blocks_per_cta
       << " tile blocks each, " << s.shared_bytes << " B shared";
@@ -284,6 +411,24 @@ void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, 
   if (current != s.device) {
     fail("SparseExecutor::apply", "the executor was built on device ", s.device, " but device ", current,
          " is current");
+  }
+  if (s.run_kernel != nullptr) {
+    RowRunParams p = s.run_params;
+    p.in           = in;
+    p.out          = out;
+    const auto is = padded(in_strides, 0L), os = padded(out_strides, 0L);
+    for (int a = 0; a < 3; ++a) p.in_stride[a] = is[a], p.out_stride[a] = os[a];
+    // Whole 16-byte rows: the kernel's copy-only paths (1-D rows are `width` apart).
+    const int vector = 16 / s.element_bytes;
+    auto aligned     = [&](const void* base, const std::array<long, 3>& st) {
+      return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && st[2] == 1 && st[1] % vector == 0 &&
+             st[0] % vector == 0;
+    };
+    p.in_aligned  = aligned(in, is);
+    p.out_aligned = aligned(out, os);
+    s.run_kernel<<<static_cast<unsigned>(s.grid_blocks), impl::threads_per_block, s.shared_bytes, stream>>>(p);
+    SPARSTENCIL_CUDA_CHECK_LAUNCH();
+    return;
   }
   KernelParams p = s.params;
   p.in           = in;
