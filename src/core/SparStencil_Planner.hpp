@@ -52,11 +52,10 @@ bool fits_sparse_kernel(const Plan& plan);
 /// The CUDA row-run kernel's shared-memory layout for a row-run plan (both the planner,
 /// which sizes blocks by it, and the executor use it). The kernel streams planes along
 /// axis 0: in 3-D z planes through a ring (each plane loaded once), in 2-D blocks of 16
-/// rows, in 1-D blocks of 16 rows of `fold` values each (the line folded into rows).
+/// rows, in 1-D blocks of 16 rows of `width` values each (the line folded into rows).
 struct RowRunLayout {
   int vector        = 8;   ///< values per run (16 bytes)
   int width         = 0;   ///< outputs of a block row along the fastest axis
-  int fold          = 0;   ///< 1-D: values per folded row (= width); 0 otherwise
   int row_lead      = 0;   ///< image rows above the first output row (radius along the row axis)
   int image_rows    = 0;   ///< 16 + 2 row_lead
   int lead          = 0;   ///< image columns before the block origin (radius rounded up to V)

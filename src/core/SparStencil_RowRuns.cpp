@@ -13,6 +13,7 @@
 #include <map>
 
 #include "SparStencil_Planner.hpp"
+#include "SparStencil_Sparsity.hpp"
 
 namespace sparstencil {
 
@@ -31,25 +32,15 @@ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 int positive_mod(int a, int b) { return ((a % b) + b) % b; }
 
-/// SPIDER's swap distance for a patch row of n = 16 + 2r values: the two halves cover the
-/// row and pairs (h +- 1 apart) never fall within one output's reach (2r + 1); even.
-int swap_distance_for(int r) {
-  const int n = 16 + 2 * r;
-  int h       = std::max((n + 1) / 2, 2 * r + 2);
-  return h + h % 2;
-}
-
 template <int D>
 void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
   const int V      = 16 / storage_bytes(p.precision);
   const int group  = p.precision == Precision::tf32 ? 2 : 4;  // 1:2 or 2:4
   const int r      = p.radius[D - 1];
   const int n      = p.patch[D - 1];
-  const int h      = swap_distance_for(r);
+  const int h      = strided_swap_distance(n, r);
   const int part   = ceil_div(h, V);  // runs per swapped half
-  std::vector<bool> used(static_cast<std::size_t>(a.cols), false);
-  for (int c = 0; c < a.cols; ++c)
-    for (int row = 0; row < a.rows && !used[c]; ++row) used[c] = a.nonzero(row, c);
+  const std::vector<bool> used = nonzero_columns(a);
 
   // Nonzero taps per patch row (offsets along the other axes), rows in patch order.
   std::map<std::vector<int>, std::vector<int>> taps;
@@ -154,7 +145,6 @@ RowRunLayout row_run_layout(const Plan& p) {
   l.vector        = 16 / bytes;
   const int V     = l.vector;
   l.width         = D == 1 ? p.tiles_per_block[0] : p.tiles_per_block[D - 1] * 16;
-  l.fold          = D == 1 ? l.width : 0;
   l.row_lead      = D == 1 ? 0 : p.radius[D - 2];
   l.image_rows    = 16 + 2 * l.row_lead;
   l.lead          = static_cast<int>((p.radius[D - 1] + V - 1) / V * V);

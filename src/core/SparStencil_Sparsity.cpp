@@ -8,7 +8,6 @@
 #include <boost/graph/max_cardinality_matching.hpp>
 
 namespace sparstencil {
-namespace {
 
 std::vector<bool> nonzero_columns(const KernelMatrix& a) {
   std::vector<bool> used(a.cols, false);
@@ -16,6 +15,13 @@ std::vector<bool> nonzero_columns(const KernelMatrix& a) {
     for (int c = 0; c < a.cols; ++c) used[c] = used[c] || a.nonzero(r, c);
   return used;
 }
+
+int strided_swap_distance(int n, int r) {
+  const int h = std::max((n + 1) / 2, 2 * r + 2);
+  return h + h % 2;
+}
+
+namespace {
 
 /// Adds the pair (u, v) to `order`, replacing a column that is zero everywhere by an
 /// inserted zero column and dropping a pair of two such columns.
@@ -145,8 +151,7 @@ ColumnOrder pair_columns_strided(const KernelMatrix& a, const PatchGeometry<D>& 
   const std::vector<bool> used = nonzero_columns(a);
   const int n                  = geometry.patch[D - 1];
   const int r                  = geometry.radius[D - 1];
-  int h                        = std::max((n + 1) / 2, 2 * r + 2);
-  h += h % 2;
+  const int h                  = strided_swap_distance(n, r);
   ColumnOrder order;
   order.dropped_columns = static_cast<int>(std::count(used.begin(), used.end(), false));
   const int rows        = a.cols / n;  // patch rows: every axis but the last

@@ -24,6 +24,14 @@ struct ColumnOrder {
   int dropped_columns = 0;  ///< columns of A' that are zero everywhere and were left out
 };
 
+/// Which columns of A' hold a nonzero in some row.
+std::vector<bool> nonzero_columns(const KernelMatrix& a);
+
+/// Strided swapping's distance h for a patch row of n columns and radius r: the two
+/// halves of 2h positions cover the row, pairs h +- 1 apart never fall within one row's
+/// reach (2r + 1); even.
+int strided_swap_distance(int n, int r);
+
 /// Bit matrix of column conflicts: conflict[i][j] when some row is nonzero in both i and j.
 std::vector<std::vector<bool>> column_conflicts(const KernelMatrix& a);
 

@@ -75,8 +75,6 @@ __device__ __forceinline__ unsigned ld_shared_u32(unsigned address) {
   return v;
 }
 
-__device__ __forceinline__ long positive_mod(long a, long b) { return ((a % b) + b) % b; }
-
 /// Grid coordinates of image row `row` of plane `plane` for the column at `column_origin`
 /// (padded 3-D: axis 0, axis 1 and the first value along axis 2, before wrapping).
 struct RowPlace {
@@ -89,15 +87,6 @@ __device__ __forceinline__ RowPlace image_row_place(const RowRunParams& p, long 
   return {0, 0, (plane * 16 + row) * static_cast<long>(p.width) - p.lead};
 }
 
-/// Wraps (periodic) or rejects (-1) a coordinate along `axis`.
-__device__ __forceinline__ long place_on_grid(const RowRunParams& p, int axis, long g) {
-  const long n = p.extent[axis];
-  if (g >= 0 && g < n) return g;
-  return p.boundary == 0 ? positive_mod(g, n) : -1;
-}
-
-/// Phase 1: issues the copies of plane `plane` into `image` (warps take rows, lanes the
-/// row's 16-byte chunks).
 /// Where rows of a plane start in a grid: `count` image rows from `first_row`, `values`
 /// values each from image column `column`; the first row's first value and the distance
 /// between rows, in elements; `inside` when all of them lie in the grid unwrapped.
@@ -118,6 +107,8 @@ __device__ __forceinline__ PlaneRows plane_rows(const RowRunParams& p, long plan
   return r;
 }
 
+/// Phase 1: issues the copies of plane `plane` into `image` (warps take rows, lanes the
+/// row's 16-byte chunks).
 template <Operand P>
 __device__ void fill_plane(const RowRunParams& p, long plane, const long (&column_origin)[3], storage_t<P>* image) {
   using T         = storage_t<P>;
@@ -138,26 +129,8 @@ __device__ void fill_plane(const RowRunParams& p, long plane, const long (&colum
   }
   for (int row = warp; row < p.image_rows; row += warps_per_block) {
     const RowPlace place = image_row_place(p, plane, column_origin, row);
-    T* dst_row           = image + row * p.pitch;
-    const long g0 = place_on_grid(p, 0, place.g0), g1 = place_on_grid(p, 1, place.g1);
-    if (g0 < 0 || g1 < 0) {
-      for (int c = lane; c < chunks; c += 32) *reinterpret_cast<uint4*>(dst_row + c * V) = make_uint4(0, 0, 0, 0);
-      continue;
-    }
-    const T* row_begin = in + g0 * p.in_stride[0] + g1 * p.in_stride[1];
-    const bool aligned = p.in_stride[2] == 1 && ((reinterpret_cast<std::uintptr_t>(row_begin + place.first) & 15u) == 0);
-    for (int c = lane; c < chunks; c += 32) {
-      const long g2 = place.first + c * V;
-      T* dst        = dst_row + c * V;
-      if (aligned && g2 >= 0 && g2 + V <= p.extent[2]) {
-        cp_async_16(dst, row_begin + g2);
-        continue;
-      }
-      for (int v = 0; v < V; ++v) {
-        const long g = place_on_grid(p, 2, g2 + v);
-        dst[v]       = g < 0 ? T(0) : row_begin[g * p.in_stride[2]];
-      }
-    }
+    fill_row<P>(p, image + row * p.pitch, wrap_coordinate(p.boundary, place.g0, p.extent[0]),
+                wrap_coordinate(p.boundary, place.g1, p.extent[1]), place.first, chunks);
   }
 }
 
@@ -326,69 +299,29 @@ __global__ void __launch_bounds__(threads_per_block) row_run_kernel(const RowRun
     ring_base    = wrap(ring_base + 1, p.ring);
     swapped_base = p.swapped_ring > 0 ? wrap(swapped_base + 1, p.swapped_ring) : 0;
 
-    // Phase 4: staged outputs to the grid, a warp per row, 16-byte runs per lane.
-    using V4         = uint4;
-    constexpr int V  = 16 / sizeof(T);
-    const T* in      = static_cast<const T*>(p.in);
-    T* out           = static_cast<T*>(p.out);
-    // Fast path: all 16 rows inside the grid and (unless periodic) off the rim.
+    // Phase 4: staged outputs to the grid, a warp per row, 16-byte runs per lane; copies
+    // only where all 16 rows lie inside the grid and (unless periodic) off the rim.
+    constexpr int V = 16 / sizeof(T);
     const PlaneRows out_rows = plane_rows(p, i, column_origin, p.row_lead, 16, p.lead, p.width, p.out_stride);
-    long rim_lo[3] = {0, 0, 0}, rim_hi[3] = {p.extent[0], p.extent[1], p.extent[2]};
-    if (p.boundary != 0) {
-      for (int a = 0; a < 3; ++a) rim_lo[a] = p.radius[a], rim_hi[a] = p.extent[a] - p.radius[a];
-    }
     const RowPlace first_row = image_row_place(p, i, column_origin, p.row_lead);
     const RowPlace last_row  = image_row_place(p, i, column_origin, p.row_lead + 15);
-    const bool off_rim = first_row.g0 >= rim_lo[0] && first_row.g0 < rim_hi[0] && first_row.g1 >= rim_lo[1] &&
-                         last_row.g1 < rim_hi[1] && first_row.first + p.lead >= rim_lo[2] &&
-                         last_row.first + p.lead + p.width <= rim_hi[2];
+    const int rim[3] = {p.boundary == 0 ? 0 : p.radius[0], p.boundary == 0 ? 0 : p.radius[1],
+                        p.boundary == 0 ? 0 : p.radius[2]};
+    const bool off_rim = first_row.g0 >= rim[0] && first_row.g0 < p.extent[0] - rim[0] && first_row.g1 >= rim[1] &&
+                         last_row.g1 < p.extent[1] - rim[1] && first_row.first + p.lead >= rim[2] &&
+                         last_row.first + p.lead + p.width <= p.extent[2] - rim[2];
     if (out_rows.inside && off_rim && p.out_aligned) {
-      T* target = out + out_rows.start;
+      T* target = static_cast<T*>(p.out) + out_rows.start;
       for (int row = warp; row < 16; row += warps_per_block) {
         for (int c = lane; c * V < p.width; c += 32) {
-          *reinterpret_cast<V4*>(target + row * out_rows.row_stride + c * V) =
-              *reinterpret_cast<const V4*>(stage + row * p.stage_pitch + c * V);
+          *reinterpret_cast<uint4*>(target + row * out_rows.row_stride + c * V) =
+              *reinterpret_cast<const uint4*>(stage + row * p.stage_pitch + c * V);
         }
       }
-      continue;
-    }
-    for (int row = warp; row < 16; row += warps_per_block) {
-      long x[3];
-      if (p.dims == 3) {
-        x[0] = i, x[1] = column_origin[1] + row, x[2] = column_origin[2];
-      } else if (p.dims == 2) {
-        x[0] = 0, x[1] = i * 16 + row, x[2] = column_origin[2];
-      } else {
-        x[0] = 0, x[1] = 0, x[2] = (i * 16 + row) * static_cast<long>(p.width);
-      }
-      if (x[0] >= p.extent[0] || x[1] >= p.extent[1] || x[2] >= p.extent[2]) continue;
-      const bool row_interior = x[0] >= p.radius[0] && x[0] < p.extent[0] - p.radius[0] && x[1] >= p.radius[1] &&
-                                x[1] < p.extent[1] - p.radius[1];
-      if (p.boundary == 1 && !row_interior) continue;
-      T* out_row      = out + x[0] * p.out_stride[0] + x[1] * p.out_stride[1];
-      const T* in_row = in + x[0] * p.in_stride[0] + x[1] * p.in_stride[1];
-      const T* staged_row = stage + row * p.stage_pitch;
-      const long lo = p.boundary == 0 ? 0 : p.radius[2];
-      const long hi = p.boundary == 0 ? p.extent[2] : p.extent[2] - p.radius[2];
-      const bool vector_rows = p.out_stride[2] == 1 && (row_interior || p.boundary == 0);
-      for (int c = lane; c * V < p.width; c += 32) {
-        const long x2 = x[2] + c * V;
-        if (x2 >= p.extent[2]) break;
-        const T* staged = staged_row + c * V;
-        T* target       = out_row + x2 * p.out_stride[2];
-        if (vector_rows && x2 >= lo && x2 + V <= hi && (reinterpret_cast<std::uintptr_t>(target) & 15u) == 0) {
-          *reinterpret_cast<V4*>(target) = *reinterpret_cast<const V4*>(staged);
-          continue;
-        }
-        for (int v = 0; v < V && x2 + v < p.extent[2]; ++v) {
-          const long xv = x2 + v;
-          T* at         = target + v * p.out_stride[2];
-          if (p.boundary == 0 || (row_interior && xv >= lo && xv < hi)) {
-            *at = staged[v];
-          } else if (p.boundary == 2) {
-            *at = in_row[xv * p.in_stride[2]];
-          }
-        }
+    } else {
+      for (int row = warp; row < 16; row += warps_per_block) {
+        const RowPlace place = image_row_place(p, i, column_origin, p.row_lead + row);
+        store_row<P>(p, stage + row * p.stage_pitch, place.g0, place.g1, place.first + p.lead, p.width);
       }
     }
   }

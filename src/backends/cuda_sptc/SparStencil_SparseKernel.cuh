@@ -130,16 +130,86 @@ __device__ __forceinline__ storage_t<P> to_storage(float v) {
 
 // ---- the three phases ----
 
-/// Grid coordinate along `axis` of image coordinate `local` for a block at `origin`:
-/// wrapped when periodic; -1 outside the grid otherwise.
+/// A grid coordinate `g` along an axis of extent `n`: wrapped (periodic, boundary 0) or
+/// -1 outside the grid (interior, fixed_rim).
+__device__ __forceinline__ long wrap_coordinate(int boundary, long g, long n) {
+  if (g >= 0 && g < n) return g;
+  return boundary == 0 ? ((g % n) + n) % n : -1;
+}
+
+/// Grid coordinate along `axis` of image coordinate `local` for a block at `origin`.
 __device__ __forceinline__ long grid_coordinate(const KernelParams& p, int axis, long origin, int local) {
-  long g        = origin + local - p.lead[axis];
-  const long n  = p.extent[axis];
-  if (p.boundary == 0) {
-    if (g < 0 || g >= n) g = ((g % n) + n) % n;
-    return g;
+  return wrap_coordinate(p.boundary, origin + local - p.lead[axis], p.extent[axis]);
+}
+
+/// One image row of `chunks` 16-byte chunks from grid row (g0, g1) (-1: outside the grid,
+/// zeros), its values from axis-2 coordinate `first` on: 16-byte cp.async copies where a
+/// chunk is aligned and inside, element copies where it wraps or leaves the grid. Lanes
+/// take chunks. Both kernels' parameters name in, extent, in_stride and boundary alike.
+template <Operand P, class Params>
+__device__ void fill_row(const Params& p, storage_t<P>* dst_row, long g0, long g1, long first, int chunks) {
+  using T         = storage_t<P>;
+  constexpr int V = 16 / sizeof(T);
+  const int lane  = threadIdx.x & 31;
+  if (g0 < 0 || g1 < 0) {
+    for (int c = lane; c < chunks; c += 32) *reinterpret_cast<uint4*>(dst_row + c * V) = make_uint4(0, 0, 0, 0);
+    return;
   }
-  return (g < 0 || g >= n) ? -1 : g;
+  const T* row_begin = static_cast<const T*>(p.in) + g0 * p.in_stride[0] + g1 * p.in_stride[1];
+  const bool aligned = p.in_stride[2] == 1 && ((reinterpret_cast<std::uintptr_t>(row_begin + first) & 15u) == 0);
+  for (int c = lane; c < chunks; c += 32) {
+    const long g2 = first + c * V;
+    T* dst        = dst_row + c * V;
+    if (aligned && g2 >= 0 && g2 + V <= p.extent[2]) {
+      cp_async_16(dst, row_begin + g2);
+      continue;
+    }
+    for (int v = 0; v < V; ++v) {
+      const long g = wrap_coordinate(p.boundary, g2 + v, p.extent[2]);
+      dst[v]       = g < 0 ? T(0) : row_begin[g * p.in_stride[2]];
+    }
+  }
+}
+
+/// One staged row of `count` outputs to grid row (x0, x1) from axis-2 coordinate `x2`
+/// on, under the boundary contract: lanes take 16-byte runs, stored whole where every
+/// value of the run is inside the grid, written and contiguous; the rest value by value
+/// (interior: the rim keeps its values; fixed_rim: the rim gets the input's).
+template <Operand P, class Params>
+__device__ void store_row(const Params& p, const storage_t<P>* staged_row, long x0, long x1, long x2, int count) {
+  using T         = storage_t<P>;
+  constexpr int V = 16 / sizeof(T);
+  const int lane  = threadIdx.x & 31;
+  if (x0 >= p.extent[0] || x1 >= p.extent[1]) return;
+  const bool row_interior =
+      x0 >= p.radius[0] && x0 < p.extent[0] - p.radius[0] && x1 >= p.radius[1] && x1 < p.extent[1] - p.radius[1];
+  if (p.boundary == 1 && !row_interior) return;
+  T* out_row      = static_cast<T*>(p.out) + x0 * p.out_stride[0] + x1 * p.out_stride[1];
+  const T* in_row = static_cast<const T*>(p.in) + x0 * p.in_stride[0] + x1 * p.in_stride[1];
+  const long lo = p.boundary == 0 ? 0 : p.radius[2];  // written range along the fastest axis
+  const long hi = p.boundary == 0 ? p.extent[2] : p.extent[2] - p.radius[2];
+  const bool vector_rows = p.out_stride[2] == 1 && (row_interior || p.boundary == 0);
+  for (int c = lane; c * V < count; c += 32) {
+    const long x   = x2 + c * V;
+    const int runs = min(V, count - c * V);
+    if (x >= p.extent[2]) break;
+    const T* staged = staged_row + c * V;
+    T* target       = out_row + x * p.out_stride[2];
+    if (vector_rows && runs == V && x >= lo && x + V <= hi &&
+        ((reinterpret_cast<std::uintptr_t>(target) | reinterpret_cast<std::uintptr_t>(staged)) & 15u) == 0) {
+      *reinterpret_cast<uint4*>(target) = *reinterpret_cast<const uint4*>(staged);
+      continue;
+    }
+    for (int v = 0; v < runs && x + v < p.extent[2]; ++v) {
+      const long xv = x + v;
+      T* at         = target + v * p.out_stride[2];
+      if (p.boundary == 0 || (row_interior && xv >= lo && xv < hi)) {
+        *at = staged[v];
+      } else if (p.boundary == 2) {
+        *at = in_row[xv * p.in_stride[2]];
+      }
+    }
+  }
 }
 
 /// Phase 1: issues the copies of the image of the block at `origin` into `image`. A warp
@@ -147,38 +217,14 @@ __device__ __forceinline__ long grid_coordinate(const KernelParams& p, int axis,
 /// the row's 16-byte chunks: no division per element.
 template <Operand P>
 __device__ void fill_image(const KernelParams& p, const long (&origin)[3], storage_t<P>* image) {
-  using T          = storage_t<P>;
-  constexpr int V  = 16 / sizeof(T);  // elements of one 16-byte copy
-  const T* in      = static_cast<const T*>(p.in);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int chunks = p.image_extent[2] / V;
+  constexpr int V  = 16 / sizeof(storage_t<P>);  // elements of one 16-byte copy
+  const int warp   = threadIdx.x >> 5;
   const int rows   = p.image_extent[0] * p.image_extent[1];
-  const long first = origin[2] - p.lead[2];  // grid coordinate of the row's first element
-  const bool vector_rows = p.in_stride[2] == 1;
   for (int row = warp; row < rows; row += warps_per_block) {
-    const int l0  = row / p.image_extent[1];
-    const int l1  = row - l0 * p.image_extent[1];
-    T* dst_row    = image + l0 * p.image_stride[0] + l1 * p.image_stride[1];
-    const long g0 = grid_coordinate(p, 0, origin[0], l0);
-    const long g1 = grid_coordinate(p, 1, origin[1], l1);
-    if (g0 < 0 || g1 < 0) {  // the row lies outside the grid (interior, fixed_rim)
-      for (int c = lane; c < chunks; c += 32) *reinterpret_cast<uint4*>(dst_row + c * V) = make_uint4(0, 0, 0, 0);
-      continue;
-    }
-    const T* row_begin = in + g0 * p.in_stride[0] + g1 * p.in_stride[1];
-    const bool aligned = vector_rows && ((reinterpret_cast<std::uintptr_t>(row_begin + first) & 15u) == 0);
-    for (int c = lane; c < chunks; c += 32) {
-      const long g2 = first + c * V;
-      T* dst        = dst_row + c * V;
-      if (aligned && g2 >= 0 && g2 + V <= p.extent[2]) {
-        cp_async_16(dst, row_begin + g2);
-        continue;
-      }
-      for (int v = 0; v < V; ++v) {
-        const long g = grid_coordinate(p, 2, origin[2], c * V + v);
-        dst[v]       = g < 0 ? T(0) : row_begin[g * p.in_stride[2]];
-      }
-    }
+    const int l0 = row / p.image_extent[1];
+    const int l1 = row - l0 * p.image_extent[1];
+    fill_row<P>(p, image + l0 * p.image_stride[0] + l1 * p.image_stride[1], grid_coordinate(p, 0, origin[0], l0),
+                grid_coordinate(p, 1, origin[1], l1), origin[2] - p.lead[2], p.image_extent[2] / V);
   }
 }
 
@@ -243,53 +289,15 @@ __device__ __forceinline__ void multiply_group(const KernelParams& p, const stor
   }
 }
 
-/// Phase 3: the staged block into the output grid under the boundary contract. A warp
-/// takes output rows, its lanes 16-byte runs of a row, stored whole where every value of
-/// the run is inside the grid, written and contiguous.
+/// Phase 3: the staged block into the output grid, a warp per output row.
 template <Operand P>
 __device__ void store_block(const KernelParams& p, const long (&origin)[3], const storage_t<P>* stage) {
-  using T          = storage_t<P>;
-  constexpr int V  = 16 / sizeof(T);
-  const T* in      = static_cast<const T*>(p.in);
-  T* out           = static_cast<T*>(p.out);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int chunks = (p.span[2] + V - 1) / V;
-  const int rows   = p.span[0] * p.span[1];
+  const int warp = threadIdx.x >> 5;
+  const int rows = p.span[0] * p.span[1];
   for (int row = warp; row < rows; row += warps_per_block) {
-    const int q0  = row / p.span[1];
-    const long x0 = origin[0] + q0;
-    const long x1 = origin[1] + (row - q0 * p.span[1]);
-    if (x0 >= p.extent[0] || x1 >= p.extent[1]) continue;
-    const bool row_interior = x0 >= p.radius[0] && x0 < p.extent[0] - p.radius[0] && x1 >= p.radius[1] &&
-                              x1 < p.extent[1] - p.radius[1];
-    if (p.boundary == 1 && !row_interior) continue;  // interior: the rim keeps its values
-    T* out_row       = out + x0 * p.out_stride[0] + x1 * p.out_stride[1];
-    const T* in_row  = in + x0 * p.in_stride[0] + x1 * p.in_stride[1];
-    const T* staged_row = stage + row * p.span[2];
-    const long lo = p.boundary == 0 ? 0 : p.radius[2];  // written range along the fastest axis
-    const long hi = p.boundary == 0 ? p.extent[2] : p.extent[2] - p.radius[2];
-    const bool vector_rows = p.out_stride[2] == 1 && (row_interior || p.boundary == 0);
-    for (int c = lane; c < chunks; c += 32) {
-      const long x2   = origin[2] + c * V;
-      const int count = min(V, p.span[2] - c * V);
-      if (x2 >= p.extent[2]) break;
-      const T* staged = staged_row + c * V;
-      T* target       = out_row + x2 * p.out_stride[2];
-      if (vector_rows && count == V && x2 >= lo && x2 + V <= hi &&
-          ((reinterpret_cast<std::uintptr_t>(target) | reinterpret_cast<std::uintptr_t>(staged)) & 15u) == 0) {
-        *reinterpret_cast<uint4*>(target) = *reinterpret_cast<const uint4*>(staged);
-        continue;
-      }
-      for (int v = 0; v < count && x2 + v < p.extent[2]; ++v) {
-        const long x = x2 + v;
-        T* at        = target + v * p.out_stride[2];
-        if (p.boundary == 0 || (row_interior && x >= lo && x < hi)) {
-          *at = staged[v];
-        } else if (p.boundary == 2) {
-          *at = in_row[x * p.in_stride[2]];
-        }
-      }
-    }
+    const int q0 = row / p.span[1];
+    store_row<P>(p, stage + row * p.span[2], origin[0] + q0, origin[1] + (row - q0 * p.span[1]), origin[2],
+                 p.span[2]);
   }
 }
 
