@@ -1,6 +1,8 @@
 // Benchmark of the CUDA sparse tensor-core executor (raw API, no Kokkos) on the standard
 // set at the papers' sizes, against the device-to-device copy measured in the same run.
-//   sparstencil_bench_sparse [--sizes=paper|small] [--all-tiles] [--json=FILE] [--filter=TEXT]
+//   sparstencil_bench_sparse [--sizes=paper|small] [--all-tiles] [--row-runs] [--json=FILE] [--filter=TEXT]
+// (--row-runs adds each stencil's row-run plan, f16, single step and t = 3, beside the
+// planner's choice.)
 // Per case: CUDA events around each launch, 5 warm-up launches, median of 30; inputs
 // random (never zeros); three grids rotate as in -> out so no launch reads what the
 // previous one left in L2. GStencil/s counts original steps (a fused launch does t).
@@ -143,12 +145,13 @@ void run_case(const AnyStencil& stencil, Precision precision, int steps, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool all_tiles = false;
+  bool all_tiles = false, row_runs = false;
   std::string json_path, filter;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--sizes=small") == 0) paper_sizes = false;
     else if (std::strcmp(argv[i], "--sizes=paper") == 0) paper_sizes = true;
     else if (std::strcmp(argv[i], "--all-tiles") == 0) all_tiles = true;
+    else if (std::strcmp(argv[i], "--row-runs") == 0) row_runs = true;
     else if (std::strncmp(argv[i], "--json=", 7) == 0) json_path = argv[i] + 7;
     else if (std::strncmp(argv[i], "--filter=", 9) == 0) filter = argv[i] + 9;
     else {
@@ -170,8 +173,12 @@ int main(int argc, char** argv) {
   set.push_back(box<2>(7));  // SPIDER's 15 x 15 workload (Box-2D7R)
   for (const AnyStencil& s : set) {
     if (!wanted(s)) continue;
+    std::vector<int> row_tile(dimension(s), 1);
+    row_tile.back() = 16;
     run_case(s, Precision::f16, 1, {}, copy16);
+    if (row_runs) run_case(s, Precision::f16, 1, row_tile, copy16);
     if (name(s) == "box2d:r=7") continue;
+    if (row_runs) run_case(s, Precision::f16, 3, row_tile, copy16);
     run_case(s, Precision::bf16, 1, {}, copy16);
     run_case(s, Precision::tf32, 1, {}, copy32);
     run_case(s, Precision::f16, 3, {}, copy16);

@@ -275,13 +275,18 @@ TEST(StridedSwapping, SpiderBox15x15RowOf16) {
                                    16, 1, 18, 3, 20, 5, 22, 7, 24, 9, 26, 11, 28, 13, zero_column, 15};
   EXPECT_EQ(std::vector<int>(o.columns.begin(), o.columns.begin() + 32), first_row);
   EXPECT_LE(max_nonzeros_per_group(a, o, 4), 2);
-  // The planner reaches the same K for this workload.
+  // The planner reaches the same K when strided swapping is asked for (gather form); its
+  // row-run plan splits every stencil row by tap parity instead (two runs of 32 each).
   PlanRequest r;
   r.stencil = s;
   r.grid    = {10240, 10240};
-  const Plan plan = make_plan(r);
-  EXPECT_EQ(plan.order.columns.size(), 480u);
-  EXPECT_EQ(plan.executor, ExecutorKind::cuda_sptc);
+  r.pairing = Pairing::strided_swapping;
+  EXPECT_EQ(make_sparse_plan(r, {1, 16}).order.columns.size(), 480u);
+  r.pairing = Pairing::best;
+  const Plan runs = make_sparse_plan(r, {1, 16});
+  EXPECT_EQ(runs.order.columns.size(), 960u);
+  EXPECT_EQ(runs.pairing, "row runs, parity split");
+  EXPECT_EQ(make_plan(r).executor, ExecutorKind::cuda_sptc);
   EXPECT_ERROR_MENTIONS(pair_columns_strided(morph(s, {2, 8}), PatchGeometry<2>({2, 8}, s.radius())),
                         "is not a row");
 }

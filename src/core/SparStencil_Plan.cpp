@@ -218,13 +218,8 @@ std::string explain(const Plan& p) {
                   "padding", k, p.order.zero_columns, p.pairing.c_str(), p.mma.k);
     out << line;
     if (!p.runs.empty()) {
-      const auto count = [&](RunSource src) {
-        return std::count_if(p.runs.begin(), p.runs.end(), [&](const Run& r) { return r.source == src; });
-      };
-      std::snprintf(line, sizeof line, "  %-12s %zu of %d values: %ld from the image, %ld + %ld from the swapped images (h = %d)\n",
-                    "runs", p.runs.size(), 16 / storage_bytes(p.precision), static_cast<long>(count(RunSource::image)),
-                    static_cast<long>(count(RunSource::forward)), static_cast<long>(count(RunSource::backward)),
-                    p.swap_distance);
+      std::snprintf(line, sizeof line, "  %-12s %zu of %d values from the image\n", "runs", p.runs.size(),
+                    16 / storage_bytes(p.precision));
       out << line;
     }
     std::snprintf(line, sizeof line, "  %-12s S = %.3f (nonzeros / (padded rows x K))\n", "sparsity", p.sparsity);
@@ -276,7 +271,7 @@ std::string to_json(const Plan& p) {
                             {"reason", a.reason}});
   }
   json runs = json::array();
-  for (const Run& r : p.runs) runs.push_back({{"source", to_string(r.source)}, {"offset", r.offset}});
+  for (const Run& r : p.runs) runs.push_back({{"offset", r.offset}});
   json j = {
       {"original", stencil_json(p.original)},
       {"stencil", stencil_json(p.stencil)},
@@ -297,7 +292,6 @@ std::string to_json(const Plan& p) {
       {"pairing", p.pairing},
       {"gather", p.gather},
       {"runs", runs},
-      {"swap_distance", p.swap_distance},
       {"tiles_per_block", p.tiles_per_block},
       {"shared_extent", p.shared_extent},
       {"shared_pitch", p.shared_pitch},
@@ -351,16 +345,7 @@ Plan plan_from_json(std::string_view text) {
     p.order.dropped_columns   = order.at("dropped_columns").get<int>();
     p.pairing                 = at("pairing").get<std::string>();
     p.gather                  = at("gather").get<std::vector<int>>();
-    for (const json& r : at("runs")) {
-      const std::string source = r.at("source").get<std::string>();
-      if (source != "image" && source != "forward" && source != "backward") {
-        impl::fail("plan_from_json", "field 'runs': unknown source '", source, "' (image, forward or backward)");
-      }
-      p.runs.push_back({source == "image" ? RunSource::image : source == "forward" ? RunSource::forward
-                                                                                    : RunSource::backward,
-                        r.at("offset").get<std::vector<int>>()});
-    }
-    p.swap_distance           = at("swap_distance").get<int>();
+    for (const json& r : at("runs")) p.runs.push_back({r.at("offset").get<std::vector<int>>()});
     p.tiles_per_block         = at("tiles_per_block").get<std::vector<int>>();
     p.shared_extent           = at("shared_extent").get<std::vector<int>>();
     p.shared_pitch            = at("shared_pitch").get<int>();

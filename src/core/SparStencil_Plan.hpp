@@ -39,20 +39,14 @@ struct PackedA {
 
 /// Row-run plans (tile: 16 outputs along the fastest axis, 1 elsewhere): B' is read as
 /// runs of V consecutive K rows (V = 16 bytes of storage: 8 f16/bf16 values, 4 tf32), each
-/// run V consecutive values of one row of one shared-memory buffer, so one ldmatrix row.
-/// Three buffers hold the input: the image itself and SPIDER's two swapped images (h =
-/// Plan::swap_distance; x counted from the tile origin along the fastest axis, r its radius)
-///   forward  X'(x) = in(x) where x + r is even, in(x + h) where it is odd,
-///   backward Y'(x) = in(x) where x + r is even, in(x - h) where it is odd,
-/// in which strided swapping's K order of a patch row is contiguous: the first h positions
-/// are X'(-r ...), the next h are Y'(h - r ...) (SPIDER §3.2-3.3).
-enum class RunSource : int { image = 0, forward = 1, backward = 2 };
-const char* to_string(RunSource s);
-
+/// run V consecutive values of one image row starting at a multiple of V from the tile
+/// origin, so one ldmatrix row. A patch row whose taps break 2:4 (1:2 for tf32) on
+/// aligned runs (three neighbours in a group of four) is split by tap parity: its even
+/// and odd taps get runs of their own, each part within 2:4 at every alignment, so the
+/// same image value may feed two K rows with different weights.
 struct Run {
-  RunSource source = RunSource::image;
   /// From the tile origin, one entry per axis: the row (axes but the last) and, along the
-  /// last axis, the run's first position (a multiple of V for the image).
+  /// last axis, the run's first position (a multiple of V).
   std::vector<int> offset;
 };
 
@@ -95,7 +89,6 @@ struct Plan {
   /// Row-run plans: K / V runs in K order (empty: B' is gathered element by element
   /// through `gather`). `gather` stays the element each K row reads, for the emulator.
   std::vector<Run> runs;
-  int swap_distance = 0;  ///< h of the swapped images; 0 where no run reads them
   std::vector<int> tiles_per_block, shared_extent;
   /// Image points before the block origin per axis: the radius, rounded up along the
   /// fastest axis to 16 bytes of storage so image rows start aligned for vector copies.

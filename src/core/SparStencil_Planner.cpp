@@ -119,19 +119,14 @@ Prediction predict_sparse(const Plan& p) {
   // Compute: the tensor pipe or the instruction issue around it, whichever is slower.
   // Warp instructions per group of 8 tiles (fill, staging, stores and the B operands),
   // estimated from the kernels' profiles on the H100 (RESULTS.md): the gather form loads
-  // B value by value through its table, the row-run form one ldmatrix per MMA and builds
-  // the swapped images once per plane.
+  // B value by value through its table (~260 + 35 per MMA, calibrated 2026-11-22); the
+  // row-run form one ldmatrix per MMA, its per-chunk A' and address work shared by a
+  // warp's 4 groups, fill and stores by 16-byte runs (counted from its code, ~20 + 4.5 per
+  // MMA). (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
   const double groups = static_cast<double>(ceil_div(tiles, 8));
-  // Calibrated on the H100 runs of 2026-11-22 (RESULTS.md): the gather form ~260 + 35 per
-  // MMA; the row-run form ~460 + 23 per MMA at 16 x 256 outputs a step, its per-plane
-  // overhead growing as steps narrow. (A lower-bound plan has no runs yet: a 16-output
-  // row tile counts as the run form.)
   double per_group = 260.0 * ((p.rows + 15) / 16) + 35.0 * p.mmas_per_tile_group;  // fill, store per 16 rows
   if (p.dims() == 3) per_group *= 3.0;  // 3-D: small blocks reloading their halos (Box-3D27P, Heat-3D)
-  if (run_form) {
-    const double step_outputs = 16.0 * p.tile.back() * p.tiles_per_block.back();  // 16 rows of W
-    per_group = (460.0 + 23.0 * p.mmas_per_tile_group) * std::max(1.0, 4096.0 / step_outputs);
-  }
+  if (run_form) per_group = 20.0 + 4.5 * p.mmas_per_tile_group;
   const double issue_rate = d.multiprocessors * 4.0 * d.clock_ghz * 1e9 * 0.5;  // half the peak issue
   pr.compute_seconds      = std::max(flops / rate, groups * per_group / issue_rate);
   pr.memory_seconds  = (block_load + static_cast<double>(points) * bytes) / d.memory_bytes_per_s;
@@ -322,9 +317,10 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
     };
     const Pairing rule = rule_requested;
     const bool row_tile = std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
-    if (impl::is_row_run_tile(tile) && (rule == Pairing::best || rule == Pairing::strided_swapping)) {
+    // 16-output rows run as row runs (their own order and A', SparStencil_RowRuns.cpp)
+    // unless a pairing rule is forced, which gives the gather form.
+    if (impl::is_row_run_tile(tile) && rule == Pairing::best) {
       impl::build_row_runs(p, a);
-      p.a = pack_operand(a, p.order, p.precision);
       return;
     }
     if (rule == Pairing::best || rule == Pairing::hierarchical) {

@@ -49,34 +49,34 @@ inline constexpr std::size_t max_row_run_shared_bytes = 163 * 1024;
 /// registers; row-run form: the block fits max_row_run_shared_bytes).
 bool fits_sparse_kernel(const Plan& plan);
 
-/// The CUDA row-run kernel's shared-memory layout for a row-run plan (both the planner,
-/// which sizes blocks by it, and the executor use it). The kernel streams planes along
-/// axis 0: in 3-D z planes through a ring (each plane loaded once), in 2-D blocks of 16
-/// rows, in 1-D blocks of 16 rows of `width` values each (the line folded into rows).
+/// The CUDA row-run kernel's layout for a row-run plan (the planner sizes plans by it,
+/// the executor launches by it). Every warp owns a strip `width` outputs wide and streams
+/// along axis 0 on its own, one step at a time: 8 rows in 1-D and 2-D (the 1-D line folded
+/// into rows of `width`), one z plane of 8 rows in 3-D. Its image arrives in a ring of
+/// shared memory `ahead` steps early, so every input row is read once per strip.
 struct RowRunLayout {
-  int vector        = 8;   ///< values per run (16 bytes)
-  int width         = 0;   ///< outputs of a block row along the fastest axis
-  int row_lead      = 0;   ///< image rows above the first output row (radius along the row axis)
-  int image_rows    = 0;   ///< 16 + 2 row_lead
-  int lead          = 0;   ///< image columns before the block origin (radius rounded up to V)
-  int pitch         = 0;   ///< values between image rows (pitch / V odd: ldmatrix rows hit all banks)
-  int plane_values  = 0;   ///< one plane buffer, slack included (runs may read past the last row)
-  int ring          = 2;   ///< image planes in flight (2 radius_z + 2 in 3-D, else 2)
-  int ring_lead     = 0;   ///< radius along the streamed axis in 3-D, else 0
-  int swapped_ring  = 0;   ///< planes of each swapped image (0: no run reads them)
-  int swapped_low   = 0;   ///< lowest plane offset a swapped run reads
-  int swapped_rows[2]{};   ///< image rows [first, last] the swapped images are built for
-  int shift[3]{};          ///< per source: buffer index = image index + shift (run starts aligned)
-  int stage_pitch   = 0;   ///< values between rows of the staged outputs
-  std::size_t shared_bytes = 0;
+  int vector      = 8;   ///< values per run (16 bytes)
+  int width       = 64;  ///< outputs of a warp strip along the fastest axis
+  int row_halo    = 0;   ///< image rows above and below the output rows (radius along axis D-2; 0 in 1-D)
+  int plane_halo  = 0;   ///< 3-D: image planes before and after (radius along axis 0)
+  int lead        = 0;   ///< image values before the strip origin (a multiple of V)
+  int row_values  = 0;   ///< image values copied per row (a multiple of V)
+  int pitch       = 0;   ///< values between image rows (pitch / V odd: ldmatrix rows hit all banks)
+  int ring        = 0;   ///< 1-D/2-D: image rows held (a power of two); 3-D: planes held
+  int plane_values = 0;  ///< 3-D: one plane of the ring (8 + 2 row_halo rows)
+  int ahead       = 1;   ///< steps whose image is in flight while one computes
+  int stage_pitch = 0;   ///< values between rows of a warp's staged outputs
+  int warp_values = 0;   ///< shared values one warp owns: ring and staging
+  int warps       = 8;   ///< warps per thread block
+  std::size_t shared_bytes = 0;  ///< per thread block: the warps' buffers, A', metadata, run table
 };
 /// Throws std::logic_error for a plan without runs.
 RowRunLayout row_run_layout(const Plan& plan);
 
 namespace impl {
 /// Row-run plans (SparStencil_RowRuns.cpp), used by the planner: whether a tile is a
-/// 16-output row; the K order and runs of `p` (stencil, tile, radius, patch, precision
-/// set) for its kernel matrix `a`; its block size by the kernel's shared memory.
+/// 16-output row; the runs, K order and packed A' of `p` (stencil, tile, radius, patch,
+/// precision set) for its kernel matrix `a`; its block (one warp step) by the kernel.
 bool is_row_run_tile(const std::vector<int>& tile);
 void build_row_runs(Plan& p, const KernelMatrix& a);
 void size_row_run_blocks(Plan& p);

@@ -1,14 +1,14 @@
 /// Row-run plans: the K order of a 16-output row tile laid out as runs of V consecutive
-/// values of one buffer row (Plan::runs), and the CUDA row-run kernel's shared-memory
-/// layout (row_run_layout).
+/// image values (Plan::runs), its packed A', and the CUDA row-run kernel's layout
+/// (row_run_layout).
 ///
-/// Per patch row holding nonzero weights, one of two layouts, the one with fewer runs:
-///  - the image itself: the aligned runs covering the row's reach, when no output has
-///    more than two weights in a group of four (one in a pair for tf32) at those
-///    positions (single taps, taps two apart...);
-///  - strided swapping: the forward swapped image over positions [-r, h - r) and the
-///    backward one over [h - r, 2h - r), each part padded to whole runs; pairs are then
-///    h +- 1 apart, beyond any row's reach, so 1:2 (and 2:4) holds for every stencil.
+/// Per patch row holding nonzero weights: the aligned runs covering the row's reach when
+/// no output has more than two taps in a group of four (one in a pair for tf32) at those
+/// positions; otherwise the row is split by tap parity, even taps and odd taps each on
+/// runs of their own. Taps of one parity are two apart, so no output has more than two
+/// in a group of four (or one in a pair) at any alignment: 2:4 holds for every stencil,
+/// and B' is the image itself (no swapped copies to build), at the price of the split
+/// rows' runs twice over.
 #include <algorithm>
 #include <map>
 
@@ -17,29 +17,27 @@
 
 namespace sparstencil {
 
-const char* to_string(RunSource s) {
-  switch (s) {
-    case RunSource::image: return "image";
-    case RunSource::forward: return "forward";
-    case RunSource::backward: return "backward";
-  }
-  return "?";
-}
-
 namespace {
 
 int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
-int positive_mod(int a, int b) { return ((a % b) + b) % b; }
+
+/// Whether taps `dx` of one patch row keep every output of a 16-output row within
+/// `group` / 2 nonzeros per aligned group of `group` positions.
+bool fits_groups(const std::vector<int>& dx, int group) {
+  for (int j = 0; j < 16; ++j) {
+    std::map<int, int> per_group;
+    for (int d : dx)
+      if (++per_group[floor_div(j + d, group)] > group / 2) return false;
+  }
+  return true;
+}
 
 template <int D>
 void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
-  const int V      = 16 / storage_bytes(p.precision);
-  const int group  = p.precision == Precision::tf32 ? 2 : 4;  // 1:2 or 2:4
-  const int r      = p.radius[D - 1];
-  const int n      = p.patch[D - 1];
-  const int h      = strided_swap_distance(n, r);
-  const int part   = ceil_div(h, V);  // runs per swapped half
+  const int V     = 16 / storage_bytes(p.precision);
+  const int group = p.precision == Precision::tf32 ? 2 : 4;  // 1:2 or 2:4
+  const int r     = p.radius[D - 1];
+  const int n     = p.patch[D - 1];
   const std::vector<bool> used = nonzero_columns(a);
 
   // Nonzero taps per patch row (offsets along the other axes), rows in patch order.
@@ -50,58 +48,72 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
   }
   p.order = ColumnOrder{};
   p.runs.clear();
-  p.swap_distance = 0;
-  bool any_swapped = false;
+  // Dense A' in K order: column k holds the weights K row k carries (a part's taps only).
+  std::vector<std::vector<double>> dense;
+  bool split_any = false;
+  auto add_runs = [&](const std::vector<int>& row, int base, const std::vector<int>& part) {
+    const auto [lo, hi] = std::minmax_element(part.begin(), part.end());
+    std::vector<int> offset(row.begin(), row.end());
+    offset.push_back(0);
+    for (int u = floor_div(*lo, V); u <= floor_div(15 + *hi, V); ++u) {
+      offset.back() = u * V;
+      p.runs.push_back({offset});
+      for (int e = 0; e < V; ++e) {
+        const int q = u * V + e;  // position from the tile origin
+        std::vector<double> column(16, 0.0);
+        bool any = false;
+        for (int j = 0; j < 16; ++j) {
+          if (std::find(part.begin(), part.end(), q - j) == part.end()) continue;
+          column[j] = a(j, base + q + r);
+          any       = any || column[j] != 0.0;
+        }
+        p.order.columns.push_back(any ? base + q + r : zero_column);
+        dense.push_back(std::move(column));
+      }
+    }
+  };
   for (auto& [row, dx] : taps) {
     int base = 0;  // first patch column of this patch row
     for (int ax = 0; ax + 1 < D; ++ax) base = base * p.patch[ax] + row[ax] + p.radius[ax];
     base *= n;
-    auto column = [&](int c) { return c >= 0 && c < n && used[base + c] ? base + c : zero_column; };
-    std::vector<int> offset(row.begin(), row.end());
-    offset.push_back(0);
-
-    const auto [lo, hi]  = std::minmax_element(dx.begin(), dx.end());
-    const int first_run = floor_div(*lo, V), last_run = floor_div(15 + *hi, V);
-    bool image_fits     = true;  // at most group/2 taps of one output in a group
-    for (int j = 0; j < 16 && image_fits; ++j) {
-      std::map<int, int> per_group;
-      for (int d : dx) image_fits = image_fits && ++per_group[floor_div(j + d, group)] <= group / 2;
-    }
-    if (image_fits && last_run - first_run + 1 <= 2 * part) {
-      for (int u = first_run; u <= last_run; ++u) {
-        offset.back() = u * V;
-        p.runs.push_back({RunSource::image, offset});
-        for (int e = 0; e < V; ++e) p.order.columns.push_back(column(u * V + e + r));
-      }
+    if (fits_groups(dx, group)) {
+      add_runs(row, base, dx);
       continue;
     }
-    any_swapped = true;
-    for (int half = 0; half < 2; ++half) {
-      for (int i = 0; i < part; ++i) {
-        offset.back() = half * h + i * V - r;
-        p.runs.push_back({half == 0 ? RunSource::forward : RunSource::backward, offset});
-        for (int e = 0; e < V; ++e) {
-          const int q = i * V + e;  // position within the half
-          if (q >= h) {
-            p.order.columns.push_back(zero_column);
-            continue;
-          }
-          const int position = half * h + q;  // SPIDER's position in the patch row
-          const int c        = position % 2 == 0 ? position : (half == 0 ? position + h : position - h);
-          p.order.columns.push_back(column(c));
-        }
-      }
+    split_any = true;
+    for (int parity : {0, 1}) {
+      std::vector<int> part;
+      for (int d : dx)
+        if (((d % 2) + 2) % 2 == parity) part.push_back(d);
+      if (!part.empty()) add_runs(row, base, part);
     }
   }
-  if (any_swapped) p.swap_distance = h;
   // Whole MMA chunks: four runs each; padding runs read the tile origin (A' is zero there).
   while (p.runs.size() % 4 != 0) {
-    p.runs.push_back({RunSource::image, std::vector<int>(D, 0)});
-    for (int e = 0; e < V; ++e) p.order.columns.push_back(zero_column);
+    p.runs.push_back({std::vector<int>(D, 0)});
+    for (int e = 0; e < V; ++e) {
+      p.order.columns.push_back(zero_column);
+      dense.emplace_back(16, 0.0);
+    }
   }
   p.order.zero_columns    = static_cast<int>(std::count(p.order.columns.begin(), p.order.columns.end(), zero_column));
   p.order.dropped_columns = static_cast<int>(std::count(used.begin(), used.end(), false));
-  p.pairing               = any_swapped ? "row runs, strided swapping" : "row runs";
+  p.pairing               = split_any ? "row runs, parity split" : "row runs";
+
+  // The parts must add up to A exactly: every weight carried once, nothing invented.
+  KernelMatrix packed(16, static_cast<int>(dense.size()));
+  ColumnOrder identity;
+  KernelMatrix sum(a.rows, a.cols);
+  for (int k = 0; k < packed.cols; ++k) {
+    identity.columns.push_back(k);
+    const int c = p.order.columns[k];
+    for (int j = 0; j < 16; ++j) {
+      packed(j, k) = dense[k][j];
+      if (c != zero_column && j < a.rows) sum(j, c) += dense[k][j];
+    }
+  }
+  if (sum.values != a.values) throw std::logic_error("row runs: the split parts do not add up to A'");
+  p.a = pack_operand(packed, identity, p.precision);
 }
 
 }  // namespace
@@ -113,25 +125,20 @@ bool is_row_run_tile(const std::vector<int>& tile) {
 }
 
 void build_row_runs(Plan& p, const KernelMatrix& a) {
+  if (a.rows != 16) throw std::logic_error("build_row_runs: row tiles have 16 outputs");
   std::visit([&](const auto& s) { build(p, s, a); }, p.stencil);
-  check_column_order(a, p.order);
 }
 
 void size_row_run_blocks(Plan& p) {
-  const int D     = p.dims();
-  const int V     = 16 / storage_bytes(p.precision);
-  // Widest block row (8 KiB of outputs: 256 16-bit or 128 32-bit values) whose shared
-  // memory leaves room for three thread blocks per SM; narrower ones down to 32 after.
-  constexpr std::size_t comfortable = 72 * 1024;
-  for (int width = 4096 / V / 2; width >= 32; width /= 2) {
-    p.tiles_per_block.assign(D, 1);
-    if (D == 1) {
-      p.tiles_per_block[0] = width;  // 16 folded rows of `width`
-    } else {
-      p.tiles_per_block[D - 2] = 16;
-      p.tiles_per_block[D - 1] = width / 16;
-    }
-    if (row_run_layout(p).shared_bytes <= comfortable) return;
+  // One warp step: 8 rows of the strip (8 folded rows in 1-D, 8 rows of a plane in 3-D).
+  const int D      = p.dims();
+  const int tiles  = row_run_layout(p).width / 16;
+  p.tiles_per_block.assign(D, 1);
+  if (D == 1) {
+    p.tiles_per_block[0] = 8 * tiles;
+  } else {
+    p.tiles_per_block[D - 2] = 8;
+    p.tiles_per_block[D - 1] = tiles;
   }
 }
 
@@ -139,45 +146,42 @@ void size_row_run_blocks(Plan& p) {
 
 RowRunLayout row_run_layout(const Plan& p) {
   if (p.runs.empty()) throw std::logic_error("row_run_layout: the plan has no runs");
-  const int D = p.dims();
-  RowRunLayout l;
+  const int D     = p.dims();
   const int bytes = storage_bytes(p.precision);
+  RowRunLayout l;
   l.vector        = 16 / bytes;
   const int V     = l.vector;
-  l.width         = D == 1 ? p.tiles_per_block[0] : p.tiles_per_block[D - 1] * 16;
-  l.row_lead      = D == 1 ? 0 : p.radius[D - 2];
-  l.image_rows    = 16 + 2 * l.row_lead;
-  l.lead          = static_cast<int>((p.radius[D - 1] + V - 1) / V * V);
-  l.pitch         = l.width + 2 * l.lead;
-  if ((l.pitch / V) % 2 == 0) l.pitch += V;
-  l.ring_lead = D == 3 ? p.radius[0] : 0;
-  l.ring      = 2 * l.ring_lead + 2;
-  const int r = p.radius[D - 1], h = p.swap_distance;
-  l.shift[0]  = 0;
-  l.shift[1]  = positive_mod(r, V);
-  l.shift[2]  = positive_mod(r - h, V);
-  int reach   = 0;  // furthest value a run reads past the tile origin, along the fastest axis
-  int z_lo = 1 << 20, z_hi = -(1 << 20), y_lo = 1 << 20, y_hi = -(1 << 20);
+  l.row_halo      = D == 1 ? 0 : p.radius[D - 2];
+  l.plane_halo    = D == 3 ? p.radius[0] : 0;
+  int first = 0, end = 16;  // positions runs read from a tile origin: [first, end)
   for (const Run& run : p.runs) {
-    const int source = static_cast<int>(run.source);
-    reach = std::max(reach, run.offset[D - 1] + V + l.shift[source]);
-    if (run.source == RunSource::image) continue;
-    const int z = D == 3 ? run.offset[0] : 0, y = D >= 2 ? run.offset[D - 2] : 0;
-    z_lo = std::min(z_lo, z), z_hi = std::max(z_hi, z), y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+    first = std::min(first, run.offset[D - 1]);
+    end   = std::max(end, run.offset[D - 1] + V);
   }
-  // Runs of the last tile of the last row may read past the row's end: slack, kept finite.
-  l.plane_values = l.image_rows * l.pitch + static_cast<int>((reach + 2 * V + V - 1) / V * V);
-  if (h > 0) {
-    l.swapped_ring    = z_hi - z_lo + 1;
-    l.swapped_low     = z_lo;
-    l.swapped_rows[0] = l.row_lead + y_lo;
-    l.swapped_rows[1] = l.row_lead + 15 + y_hi;
-  }
+  l.lead       = -first;
+  l.row_values = l.lead + l.width - 16 + end;
+  l.pitch      = l.row_values;
+  if ((l.pitch / V) % 2 == 0) l.pitch += V;
   l.stage_pitch = l.width + V;
+  // Two steps in flight where the ring stays small, else one.
+  auto ring_for = [&](int ahead) {
+    if (D == 3) return 2 * l.plane_halo + 1 + ahead;
+    int rows = 8;
+    while (rows < 8 * (ahead + 1) + 2 * l.row_halo) rows *= 2;
+    return rows;
+  };
+  l.plane_values = (8 + 2 * l.row_halo) * l.pitch;
+  auto warp_values = [&](int ring) { return (D == 3 ? ring * l.plane_values : ring * l.pitch) + 8 * l.stage_pitch; };
+  l.ahead = warp_values(ring_for(2)) * bytes <= 12 * 1024 ? 2 : 1;
+  l.ring  = ring_for(l.ahead);
+  l.warp_values = warp_values(l.ring);
   const std::size_t chunks = p.a.k_chunks;
-  l.shared_bytes = static_cast<std::size_t>(l.ring + 2 * l.swapped_ring) * l.plane_values * bytes +
-                   static_cast<std::size_t>(16) * l.stage_pitch * bytes + chunks * 512 + (chunks + 1) / 2 * 128 +
-                   p.runs.size() * 4;
+  const std::size_t common = chunks * 512 + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
+  // Up to 8 warps a block, fewer where a block would pass 100 KiB (two blocks an SM).
+  for (l.warps = 8; l.warps > 1; --l.warps) {
+    if (common + static_cast<std::size_t>(l.warps) * l.warp_values * bytes <= 100 * 1024) break;
+  }
+  l.shared_bytes = common + static_cast<std::size_t>(l.warps) * l.warp_values * bytes;
   return l;
 }
 

@@ -78,6 +78,7 @@ struct SparseExecutor::State {
   RowRunParams run_params;      ///< row-run plans
   RunKernel run_kernel = nullptr;
   int held_chunks = 0;
+  int block_threads = impl::threads_per_block;
   int device      = 0;
   int element_bytes = 0;
   std::size_t shared_bytes = 0;
@@ -98,8 +99,8 @@ struct SparseExecutor::State {
 
 namespace {
 
-/// Segments per column that finish soonest: waves of thread blocks times the planes each
-/// streams plus its prologue (the ring's extra planes).
+/// Segments per column (strip) that finish soonest: waves of streamers (thread blocks or
+/// warps, `resident` at once) times the planes (steps) each streams plus its prologue.
 long best_segments(long columns, long planes, long resident, int prologue) {
   long best = 1;
   double best_time = INFINITY;
@@ -115,6 +116,18 @@ long best_segments(long columns, long planes, long resident, int prologue) {
 
 }  // namespace
 
+namespace {
+template <Operand P>
+RunKernel row_run_variant(int dims) {
+  return dims == 1 ? impl::row_run_kernel<P, 1> : dims == 2 ? impl::row_run_kernel<P, 2> : impl::row_run_kernel<P, 3>;
+}
+RunKernel row_run_variant(Operand op, int dims) {
+  return op == Operand::f16    ? row_run_variant<Operand::f16>(dims)
+         : op == Operand::bf16 ? row_run_variant<Operand::bf16>(dims)
+                               : row_run_variant<Operand::tf32>(dims);
+}
+}  // namespace
+
 void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) {
   State& s         = *this;
   const Plan& plan = s.plan;
@@ -122,71 +135,63 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (plan.a.m_blocks != 1) fail("SparseExecutor", "row-run plans have 16-output tiles (one block of A' rows)");
   const RowRunLayout l = row_run_layout(plan);
   RowRunParams& p      = s.run_params;
+  if (l.width != impl::strip_width) {
+    fail("SparseExecutor", "row-run strips are ", impl::strip_width, " outputs wide, the plan's layout has ", l.width);
+  }
   const auto extent = padded(plan.grid, 1L);
   const auto radius = padded(plan.radius, 0);
   for (int a = 0; a < 3; ++a) p.extent[a] = extent[a], p.radius[a] = radius[a];
-  p.boundary      = plan.boundary == Boundary::periodic ? 0 : plan.boundary == Boundary::interior ? 1 : 2;
-  p.dims          = D;
-  p.width         = l.width;
-  p.lead          = l.lead;
-  p.row_lead      = l.row_lead;
-  p.image_rows    = l.image_rows;
-  p.pitch         = l.pitch;
-  p.plane_values  = l.plane_values;
-  p.ring          = l.ring;
-  p.ring_lead     = l.ring_lead;
-  p.swapped_ring  = l.swapped_ring;
-  p.swapped_low   = l.swapped_low;
-  p.swapped_rows[0] = l.swapped_rows[0];
-  p.swapped_rows[1] = l.swapped_rows[1];
-  p.swap_distance = plan.swap_distance;
-  for (int i = 0; i < 3; ++i) p.shift[i] = l.shift[i];
-  p.stage_pitch = l.stage_pitch;
-  p.k_chunks    = plan.a.k_chunks;
-  p.runs        = static_cast<int>(plan.runs.size());
-  const int task_columns = l.width / (16 * impl::run_groups);
-  if (task_columns < 1 || (task_columns & (task_columns - 1)) != 0) {
-    fail("SparseExecutor", "row-run blocks must be a power of two of at least ", 16 * impl::run_groups,
-         " outputs wide, the plan has ", l.width);
-  }
+  p.boundary     = plan.boundary == Boundary::periodic ? 0 : plan.boundary == Boundary::interior ? 1 : 2;
+  p.row_halo     = l.row_halo;
+  p.plane_halo   = l.plane_halo;
+  p.lead         = l.lead;
+  p.chunks       = l.row_values / l.vector;
+  p.pitch        = l.pitch;
+  p.ring         = l.ring;
+  p.plane_values = l.plane_values;
+  p.ahead        = l.ahead;
+  p.stage_pitch  = l.stage_pitch;
+  p.warp_values  = l.warp_values;
+  p.warps        = l.warps;
+  p.k_chunks     = plan.a.k_chunks;
+  p.runs         = static_cast<int>(plan.runs.size());
+  if (p.chunks > 32) fail("SparseExecutor", "image rows of ", l.row_values, " values are too long for a warp");
+  if (p.ahead != 1 && p.ahead != 2) fail("SparseExecutor", "the kernel prefetches 1 or 2 steps, not ", p.ahead);
+  if (D < 3 && (p.ring & (p.ring - 1)) != 0) fail("SparseExecutor", "the row ring must be a power of two");
   if (p.runs != 4 * p.k_chunks) fail("SparseExecutor", "the plan's runs (", p.runs, ") do not fill its k chunks");
   if (D == 3) {
-    p.column_blocks[0] = (extent[1] + 15) / 16;
-    p.column_blocks[1] = (extent[2] + l.width - 1) / l.width;
-    p.planes           = extent[0];
+    p.strips_x = (extent[2] + impl::strip_width - 1) / impl::strip_width;
+    p.strips   = (extent[1] + 7) / 8 * p.strips_x;
+    p.steps    = extent[0];
   } else if (D == 2) {
-    p.column_blocks[0] = 1;
-    p.column_blocks[1] = (extent[2] + l.width - 1) / l.width;
-    p.planes           = (extent[1] + 15) / 16;
+    p.strips_x = (extent[2] + impl::strip_width - 1) / impl::strip_width;
+    p.strips   = p.strips_x;
+    p.steps    = (extent[1] + 7) / 8;
   } else {
-    p.column_blocks[0] = p.column_blocks[1] = 1;
-    p.planes = (extent[2] + 16L * l.width - 1) / (16L * l.width);
+    p.strips_x = p.strips = 1;
+    p.steps = ((extent[2] + impl::strip_width - 1) / impl::strip_width + 7) / 8;
   }
-  p.columns = p.column_blocks[0] * p.column_blocks[1];
-  if (p.planes + 2L * l.ring + 2 > INT32_MAX) fail("SparseExecutor", "too many planes along axis 0");
+  if (8 * p.steps + 64 > INT32_MAX) fail("SparseExecutor", "too many rows along axis 0");
 
-  // Per run: source, plane offset, offset from the tile origin in its buffer (in values).
-  std::vector<int> sources, planes, offsets;
+  // Per run: byte offset in an image row, image row and plane from the tile origin's.
+  std::vector<std::uint32_t> words;
   for (const Run& run : plan.runs) {
-    const int source = static_cast<int>(run.source);
     const int z = D == 3 ? run.offset[0] : 0, y = D >= 2 ? run.offset[D - 2] : 0;
-    sources.push_back(source);
-    planes.push_back(z);
-    offsets.push_back(y * l.pitch + run.offset[D - 1] + l.shift[source]);
-    if (std::abs(z) > l.ring_lead || std::abs(y) > l.row_lead) {
+    const long column = static_cast<long>(l.lead + run.offset[D - 1]) * s.element_bytes;
+    if (std::abs(z) > l.plane_halo || std::abs(y) > l.row_halo || column < 0 || column > 0xFFFF) {
       fail("SparseExecutor", "a run of the plan reads beyond the stencil's radius");
     }
+    words.push_back(static_cast<std::uint32_t>(column) | static_cast<std::uint32_t>(y + l.row_halo) << 16 |
+                    static_cast<std::uint32_t>(z + l.plane_halo) << 24);
   }
+  if (l.row_halo > 255 || l.plane_halo > 127) fail("SparseExecutor", "the stencil's radius is too large");
   p.a_values   = s.keep(upload(plan.a.values));
   p.a_metadata = s.keep(upload(plan.a.metadata));
-  p.run_source = s.keep(upload(sources));
-  p.run_plane  = s.keep(upload(planes));
-  p.run_offset = s.keep(upload(offsets));
+  p.run_words  = s.keep(upload(words));
 
-  s.run_kernel = op == Operand::f16    ? impl::row_run_kernel<Operand::f16>
-                 : op == Operand::bf16 ? impl::row_run_kernel<Operand::bf16>
-                                       : impl::row_run_kernel<Operand::tf32>;
-  s.shared_bytes = l.shared_bytes;
+  s.run_kernel = row_run_variant(op, D);
+  s.shared_bytes   = l.shared_bytes;
+  s.block_threads  = 32 * l.warps;
   int shared_limit = 0;
   SPARSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
   if (s.shared_bytes > static_cast<std::size_t>(shared_limit)) {
@@ -196,13 +201,16 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   SPARSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(s.run_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               static_cast<int>(s.shared_bytes)));
   int per_sm = 0;
-  SPARSTENCIL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s.run_kernel, impl::threads_per_block,
-                                                                       s.shared_bytes));
+  SPARSTENCIL_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s.run_kernel, s.block_threads, s.shared_bytes));
   if (per_sm < 1) fail("SparseExecutor", "the row-run kernel cannot be resident with ", s.shared_bytes, " bytes");
-  const long resident = static_cast<long>(per_sm) * info.multiprocessors;
-  p.segments          = best_segments(p.columns, p.planes, resident, 2 * l.ring_lead + 1);
-  p.segment           = (p.planes + p.segments - 1) / p.segments;
-  s.grid_blocks       = p.columns * p.segments;
+  // Warps, not blocks, stream: segments per strip for the resident warps.
+  const long resident = static_cast<long>(per_sm) * l.warps * info.multiprocessors;
+  const int prologue  = D == 3 ? 2 * l.plane_halo : (2 * l.row_halo + 7) / 8;
+  const long segments = best_segments(p.strips, p.steps, resident, prologue);
+  p.segment           = (p.steps + segments - 1) / segments;
+  const long tasks    = p.strips * ((p.steps + p.segment - 1) / p.segment);
+  s.grid_blocks       = (tasks + l.warps - 1) / l.warps;
   if (s.grid_blocks > INT32_MAX) fail("SparseExecutor", "the grid needs too many thread blocks");
 }
 
@@ -368,7 +376,7 @@ std::string SparseExecutor::describe() const {
   if (s.run_kernel != nullptr) {
     const RowRunParams& p = s.run_params;
     out << to_string(s.plan.precision) << " row runs, " << p.k_chunks << " chunks, " << s.grid_blocks << " blocks x "
-        << impl::threads_per_block << ", " << p.segment << " planes each, " << s.shared_bytes << " B shared";
+        << s.block_threads << ", " << p.segment << " steps a warp, " << s.shared_bytes << " B shared";
     return out.str();
   }
   out << to_string(s.plan.precision) << " MB=" << s.plan.a.m_blocks << " KC=" << s.held_chunks << ", "
@@ -418,7 +426,7 @@ void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, 
     p.out          = out;
     const auto is = padded(in_strides, 0L), os = padded(out_strides, 0L);
     for (int a = 0; a < 3; ++a) p.in_stride[a] = is[a], p.out_stride[a] = os[a];
-    // Whole 16-byte rows: the kernel's copy-only paths (1-D rows are `width` apart).
+    // Whole 16-byte rows: the kernel's copy-only paths (1-D rows are a strip apart).
     const int vector = 16 / s.element_bytes;
     auto aligned     = [&](const void* base, const std::array<long, 3>& st) {
       return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && st[2] == 1 && st[1] % vector == 0 &&
@@ -426,7 +434,7 @@ void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, 
     };
     p.in_aligned  = aligned(in, is);
     p.out_aligned = aligned(out, os);
-    s.run_kernel<<<static_cast<unsigned>(s.grid_blocks), impl::threads_per_block, s.shared_bytes, stream>>>(p);
+    s.run_kernel<<<static_cast<unsigned>(s.grid_blocks), s.block_threads, s.shared_bytes, stream>>>(p);
     SPARSTENCIL_CUDA_CHECK_LAUNCH();
     return;
   }

@@ -142,73 +142,92 @@ __device__ __forceinline__ long grid_coordinate(const KernelParams& p, int axis,
   return wrap_coordinate(p.boundary, origin + local - p.lead[axis], p.extent[axis]);
 }
 
-/// One image row of `chunks` 16-byte chunks from grid row (g0, g1) (-1: outside the grid,
-/// zeros), its values from axis-2 coordinate `first` on: 16-byte cp.async copies where a
-/// chunk is aligned and inside, element copies where it wraps or leaves the grid. Lanes
-/// take chunks. Both kernels' parameters name in, extent, in_stride and boundary alike.
+/// One 16-byte chunk of an image row: `row` the grid row's first value (nullptr: the row
+/// lies outside the grid, zeros), `x` the chunk's first coordinate along axis 2. A
+/// cp.async copy where the chunk lies inside and aligned, or (periodic) wraps whole to
+/// such a place; element copies where it straddles an end or the grid is strided.
+/// Both kernels' parameters name in, extent, in_stride and boundary alike.
 template <Operand P, class Params>
-__device__ void fill_row(const Params& p, storage_t<P>* dst_row, long g0, long g1, long first, int chunks) {
+__device__ __forceinline__ void fill_chunk(const Params& p, storage_t<P>* dst, const storage_t<P>* row, long x) {
   using T         = storage_t<P>;
   constexpr int V = 16 / sizeof(T);
-  const int lane  = threadIdx.x & 31;
-  if (g0 < 0 || g1 < 0) {
-    for (int c = lane; c < chunks; c += 32) *reinterpret_cast<uint4*>(dst_row + c * V) = make_uint4(0, 0, 0, 0);
+  const long n    = p.extent[2];
+  if (row == nullptr) {
+    *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
     return;
   }
-  const T* row_begin = static_cast<const T*>(p.in) + g0 * p.in_stride[0] + g1 * p.in_stride[1];
-  const bool aligned = p.in_stride[2] == 1 && ((reinterpret_cast<std::uintptr_t>(row_begin + first) & 15u) == 0);
-  for (int c = lane; c < chunks; c += 32) {
-    const long g2 = first + c * V;
-    T* dst        = dst_row + c * V;
-    if (aligned && g2 >= 0 && g2 + V <= p.extent[2]) {
-      cp_async_16(dst, row_begin + g2);
-      continue;
-    }
-    for (int v = 0; v < V; ++v) {
-      const long g = wrap_coordinate(p.boundary, g2 + v, p.extent[2]);
-      dst[v]       = g < 0 ? T(0) : row_begin[g * p.in_stride[2]];
+  const long w = (p.boundary != 0 || (x >= 0 && x < n)) ? x : x < 0 ? x + n : x - n;  // one period at most
+  if (p.in_stride[2] == 1 && w >= 0 && w + V <= n && (reinterpret_cast<std::uintptr_t>(row + w) & 15u) == 0) {
+    cp_async_16(dst, row + w);
+    return;
+  }
+  // Every load before the first store: they need not wait on each other.
+  T v[V];
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    const long g = wrap_coordinate(p.boundary, x + i, n);
+    v[i]         = g < 0 ? T(0) : row[g * p.in_stride[2]];
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) dst[i] = v[i];
+}
+
+/// The first value of grid row (g0, g1) (-1: outside the grid), nullptr outside.
+template <Operand P, class Params>
+__device__ __forceinline__ const storage_t<P>* grid_row(const Params& p, long g0, long g1) {
+  if (g0 < 0 || g1 < 0) return nullptr;
+  return static_cast<const storage_t<P>*>(p.in) + g0 * p.in_stride[0] + g1 * p.in_stride[1];
+}
+
+/// One image row of `chunks` 16-byte chunks from grid row (g0, g1) (-1: outside the grid,
+/// zeros), its values from axis-2 coordinate `first` on. Lanes take chunks.
+template <Operand P, class Params>
+__device__ void fill_row(const Params& p, storage_t<P>* dst_row, long g0, long g1, long first, int chunks) {
+  constexpr int V = 16 / sizeof(storage_t<P>);
+  const storage_t<P>* row = grid_row<P>(p, g0, g1);
+  for (int c = threadIdx.x & 31; c < chunks; c += 32) fill_chunk<P>(p, dst_row + c * V, row, first + c * V);
+}
+
+/// One staged run of up to V outputs (`count`) to grid row (x0, x1) from axis-2
+/// coordinate `x2` on, under the boundary contract: one 16-byte store where every value
+/// is inside the grid, written and contiguous; the rest value by value (interior: the rim
+/// keeps its values; fixed_rim: the rim gets the input's).
+template <Operand P, class Params>
+__device__ __forceinline__ void store_run(const Params& p, const storage_t<P>* staged, long x0, long x1, long x2,
+                                          int count) {
+  using T         = storage_t<P>;
+  constexpr int V = 16 / sizeof(T);
+  if (x0 >= p.extent[0] || x1 >= p.extent[1] || x2 >= p.extent[2]) return;
+  const bool row_interior =
+      x0 >= p.radius[0] && x0 < p.extent[0] - p.radius[0] && x1 >= p.radius[1] && x1 < p.extent[1] - p.radius[1];
+  if (p.boundary == 1 && !row_interior) return;
+  T* target       = static_cast<T*>(p.out) + x0 * p.out_stride[0] + x1 * p.out_stride[1] + x2 * p.out_stride[2];
+  const T* in_row = static_cast<const T*>(p.in) + x0 * p.in_stride[0] + x1 * p.in_stride[1];
+  const long lo = p.boundary == 0 ? 0 : p.radius[2];  // written range along the fastest axis
+  const long hi = p.boundary == 0 ? p.extent[2] : p.extent[2] - p.radius[2];
+  if (p.out_stride[2] == 1 && (row_interior || p.boundary == 0) && count == V && x2 >= lo && x2 + V <= hi &&
+      ((reinterpret_cast<std::uintptr_t>(target) | reinterpret_cast<std::uintptr_t>(staged)) & 15u) == 0) {
+    *reinterpret_cast<uint4*>(target) = *reinterpret_cast<const uint4*>(staged);
+    return;
+  }
+  for (int v = 0; v < count && x2 + v < p.extent[2]; ++v) {
+    const long xv = x2 + v;
+    T* at         = target + v * p.out_stride[2];
+    if (p.boundary == 0 || (row_interior && xv >= lo && xv < hi)) {
+      *at = staged[v];
+    } else if (p.boundary == 2) {
+      *at = in_row[xv * p.in_stride[2]];
     }
   }
 }
 
-/// One staged row of `count` outputs to grid row (x0, x1) from axis-2 coordinate `x2`
-/// on, under the boundary contract: lanes take 16-byte runs, stored whole where every
-/// value of the run is inside the grid, written and contiguous; the rest value by value
-/// (interior: the rim keeps its values; fixed_rim: the rim gets the input's).
+/// One staged row of `count` outputs to grid row (x0, x1) from axis-2 coordinate `x2` on,
+/// under the boundary contract; lanes take 16-byte runs (store_run).
 template <Operand P, class Params>
 __device__ void store_row(const Params& p, const storage_t<P>* staged_row, long x0, long x1, long x2, int count) {
-  using T         = storage_t<P>;
-  constexpr int V = 16 / sizeof(T);
-  const int lane  = threadIdx.x & 31;
-  if (x0 >= p.extent[0] || x1 >= p.extent[1]) return;
-  const bool row_interior =
-      x0 >= p.radius[0] && x0 < p.extent[0] - p.radius[0] && x1 >= p.radius[1] && x1 < p.extent[1] - p.radius[1];
-  if (p.boundary == 1 && !row_interior) return;
-  T* out_row      = static_cast<T*>(p.out) + x0 * p.out_stride[0] + x1 * p.out_stride[1];
-  const T* in_row = static_cast<const T*>(p.in) + x0 * p.in_stride[0] + x1 * p.in_stride[1];
-  const long lo = p.boundary == 0 ? 0 : p.radius[2];  // written range along the fastest axis
-  const long hi = p.boundary == 0 ? p.extent[2] : p.extent[2] - p.radius[2];
-  const bool vector_rows = p.out_stride[2] == 1 && (row_interior || p.boundary == 0);
-  for (int c = lane; c * V < count; c += 32) {
-    const long x   = x2 + c * V;
-    const int runs = min(V, count - c * V);
-    if (x >= p.extent[2]) break;
-    const T* staged = staged_row + c * V;
-    T* target       = out_row + x * p.out_stride[2];
-    if (vector_rows && runs == V && x >= lo && x + V <= hi &&
-        ((reinterpret_cast<std::uintptr_t>(target) | reinterpret_cast<std::uintptr_t>(staged)) & 15u) == 0) {
-      *reinterpret_cast<uint4*>(target) = *reinterpret_cast<const uint4*>(staged);
-      continue;
-    }
-    for (int v = 0; v < runs && x + v < p.extent[2]; ++v) {
-      const long xv = x + v;
-      T* at         = target + v * p.out_stride[2];
-      if (p.boundary == 0 || (row_interior && xv >= lo && xv < hi)) {
-        *at = staged[v];
-      } else if (p.boundary == 2) {
-        *at = in_row[xv * p.in_stride[2]];
-      }
-    }
+  constexpr int V = 16 / sizeof(storage_t<P>);
+  for (int c = threadIdx.x & 31; c * V < count; c += 32) {
+    store_run<P>(p, staged_row + c * V, x0, x1, x2 + c * V, min(V, count - c * V));
   }
 }
 
