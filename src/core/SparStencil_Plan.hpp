@@ -43,7 +43,8 @@ struct PackedA {
 /// origin, so one ldmatrix row. A patch row whose taps break 2:4 (1:2 for tf32) on
 /// aligned runs (three neighbours in a group of four) is split by tap parity: its even
 /// and odd taps get runs of their own, each part within 2:4 at every alignment, so the
-/// same image value may feed two K rows with different weights.
+/// same image value may feed two K rows with different weights. A split row comes first,
+/// its parts chunk after chunk over the same runs, so the kernel loads each B' once.
 struct Run {
   /// From the tile origin, one entry per axis: the row (axes but the last) and, along the
   /// last axis, the run's first position (a multiple of V).

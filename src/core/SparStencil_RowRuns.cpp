@@ -7,8 +7,9 @@
 /// positions; otherwise the row is split by tap parity, even taps and odd taps each on
 /// runs of their own. Taps of one parity are two apart, so no output has more than two
 /// in a group of four (or one in a pair) at any alignment: 2:4 holds for every stencil,
-/// and B' is the image itself (no swapped copies to build), at the price of the split
-/// rows' runs twice over.
+/// and B' is the image itself (no swapped copies to build), at the price of twice the
+/// MMAs on split rows. Both parts read the same runs (the row's reach in whole chunks),
+/// chunk after chunk, so the kernel loads that B' once for both.
 #include <algorithm>
 #include <map>
 
@@ -51,11 +52,12 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
   // Dense A' in K order: column k holds the weights K row k carries (a part's taps only).
   std::vector<std::vector<double>> dense;
   bool split_any = false;
-  auto add_runs = [&](const std::vector<int>& row, int base, const std::vector<int>& part) {
-    const auto [lo, hi] = std::minmax_element(part.begin(), part.end());
+  // Runs first_run .. last_run of a patch row for the taps in `part`.
+  auto add_runs = [&](const std::vector<int>& row, int base, const std::vector<int>& part, int first_run,
+                      int last_run) {
     std::vector<int> offset(row.begin(), row.end());
     offset.push_back(0);
-    for (int u = floor_div(*lo, V); u <= floor_div(15 + *hi, V); ++u) {
+    for (int u = first_run; u <= last_run; ++u) {
       offset.back() = u * V;
       p.runs.push_back({offset});
       for (int e = 0; e < V; ++e) {
@@ -63,7 +65,7 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
         std::vector<double> column(16, 0.0);
         bool any = false;
         for (int j = 0; j < 16; ++j) {
-          if (std::find(part.begin(), part.end(), q - j) == part.end()) continue;
+          if (std::find(part.begin(), part.end(), q - j) == part.end() || q + r < 0 || q + r >= n) continue;
           column[j] = a(j, base + q + r);
           any       = any || column[j] != 0.0;
         }
@@ -72,21 +74,34 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
       }
     }
   };
-  for (auto& [row, dx] : taps) {
+  auto run_range = [&](const std::vector<int>& part) {
+    const auto [lo, hi] = std::minmax_element(part.begin(), part.end());
+    return std::make_pair(floor_div(*lo, V), floor_div(15 + *hi, V));
+  };
+  auto patch_base = [&](const std::vector<int>& row) {
     int base = 0;  // first patch column of this patch row
     for (int ax = 0; ax + 1 < D; ++ax) base = base * p.patch[ax] + row[ax] + p.radius[ax];
-    base *= n;
-    if (fits_groups(dx, group)) {
-      add_runs(row, base, dx);
-      continue;
-    }
+    return base * n;
+  };
+  // Split rows first, chunk by chunk: the even part's chunk, then the odd part's over the
+  // same runs (both padded to whole chunks of the row's reach), so the kernel loads that
+  // B' once for both (Plan::runs: a chunk whose runs equal the previous chunk's).
+  for (auto& [row, dx] : taps) {
+    if (fits_groups(dx, group)) continue;
     split_any = true;
-    for (int parity : {0, 1}) {
-      std::vector<int> part;
-      for (int d : dx)
-        if (((d % 2) + 2) % 2 == parity) part.push_back(d);
-      if (!part.empty()) add_runs(row, base, part);
+    std::vector<int> even, odd;
+    for (int d : dx) (((d % 2) + 2) % 2 == 0 ? even : odd).push_back(d);
+    auto [first_run, last_run] = run_range(dx);
+    last_run = first_run + (last_run - first_run + 4) / 4 * 4 - 1;
+    for (int u = first_run; u <= last_run; u += 4) {
+      add_runs(row, patch_base(row), even, u, u + 3);
+      add_runs(row, patch_base(row), odd, u, u + 3);
     }
+  }
+  for (auto& [row, dx] : taps) {
+    if (!fits_groups(dx, group)) continue;
+    const auto [first_run, last_run] = run_range(dx);
+    add_runs(row, patch_base(row), dx, first_run, last_run);
   }
   // Whole MMA chunks: four runs each; padding runs read the tile origin (A' is zero there).
   while (p.runs.size() % 4 != 0) {

@@ -14,7 +14,8 @@
 ///      end of the grid; the ring keeps what later steps read again, so every input row
 ///      is read once per strip;
 ///   2. per k chunk, A' (values, metadata) and the lane's run come from shared memory,
-///      then per group of 8 tiles one ldmatrix.x4 and one mma.sp;
+///      then per group of 8 tiles one ldmatrix.x4 and one mma.sp (one ldmatrix.x4 for
+///      two mma.sp where a split row's two parts read the same runs);
 ///   3. results are staged in shared memory (stmatrix for 16-bit values on sm_90) and
 ///      stored as 16-byte runs under the boundary contract.
 #include <cuda_bf16.h>
@@ -52,7 +53,8 @@ struct RowRunParams {
   const std::uint32_t* a_values   = nullptr;  ///< [kc][lane][4]
   const std::uint32_t* a_metadata = nullptr;  ///< [kc / 2][lane]
   /// Per run: bits 0-15 byte offset in an image row ((lead + x) * bytes), 16-23 image row
-  /// (y + row_halo), 24-31 plane (z + plane_halo), relative to the tile origin.
+  /// (y + row_halo), 24-30 plane (z + plane_halo), relative to the tile origin; bit 31 set
+  /// on the runs of an odd chunk that reads the same runs as the chunk before it.
   const std::uint32_t* run_words = nullptr;
 };
 
@@ -98,8 +100,10 @@ __device__ __forceinline__ long row_coordinate(int boundary, long g, long n) {
   return (g >= 0 && g < n) ? g : wrap_coordinate(boundary, g, n);
 }
 
+// Registers for three blocks an SM (two in 3-D, where the plane ring's shared memory
+// allows no more).
 template <Operand P, int D>
-__global__ void __launch_bounds__(256, 3) row_run_kernel(const RowRunParams p) {
+__global__ void __launch_bounds__(256, D == 3 ? 2 : 3) row_run_kernel(const RowRunParams p) {
   using T = storage_t<P>;
   constexpr int V          = 16 / sizeof(T);
   constexpr unsigned bytes = sizeof(T);
@@ -192,33 +196,56 @@ __global__ void __launch_bounds__(256, 3) row_run_kernel(const RowRunParams p) {
     // one ldmatrix.x4 (row tile_row of the run) and one mma.sp.
     float acc[strip_groups][4] = {};
     const unsigned step_row = D == 3 ? tile_row : 8 * static_cast<unsigned>(k) + tile_row;
-    auto chunk = [&](int kc, std::uint32_t e, auto selector) {
-      const uint4 av           = ld_shared_v4(a_base + 512 * kc);
-      const std::uint32_t a[4] = {av.x, av.y, av.z, av.w};
-      const unsigned word      = ld_shared_u32(r_base + 16 * kc);
-      const unsigned row       = step_row + ((word >> 16) & 0xFFu);
-      unsigned address;
+    auto address_of = [&](unsigned word) {
+      const unsigned row = step_row + ((word >> 16) & 0xFFu);
       if constexpr (D == 3) {
-        int slot = plane_slot + static_cast<int>(word >> 24);
+        int slot = plane_slot + static_cast<int>((word >> 24) & 0x7Fu);
         if (slot >= p.ring) slot -= p.ring;
-        address = ring_address + slot * plane_bytes + row * pitch_bytes + (word & 0xFFFFu);
+        return ring_address + slot * plane_bytes + row * pitch_bytes + (word & 0xFFFFu);
       } else {
-        address = ring_address + (row & (p.ring - 1)) * pitch_bytes + (word & 0xFFFFu);
+        return ring_address + (row & (p.ring - 1)) * pitch_bytes + (word & 0xFFFFu);
       }
+    };
+    auto load_b = [&](std::uint32_t (&b)[4], unsigned address) {
+      ldmatrix_x4(b, address);
+      if constexpr (P == Operand::tf32) {  // round to nearest like the emulator (the MMA truncates)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) b[v] = to_tf32(__uint_as_float(b[v]));
+      }
+    };
+    auto a_of = [&](int kc, std::uint32_t (&a)[4]) {
+      const uint4 av = ld_shared_v4(a_base + 512 * kc);
+      a[0] = av.x, a[1] = av.y, a[2] = av.z, a[3] = av.w;
+    };
+    auto chunk = [&](int kc, std::uint32_t e, auto selector) {
+      std::uint32_t a[4];
+      a_of(kc, a);
+      const unsigned address = address_of(ld_shared_u32(r_base + 16 * kc));
 #pragma unroll
       for (int g = 0; g < strip_groups; ++g) {
         std::uint32_t b[4];
-        ldmatrix_x4(b, address + g * 16 * bytes);
-        if constexpr (P == Operand::tf32) {  // round to nearest like the emulator (the MMA truncates)
-#pragma unroll
-          for (int v = 0; v < 4; ++v) b[v] = to_tf32(__uint_as_float(b[v]));
-        }
+        load_b(b, address + g * 16 * bytes);
         mma_sp<P, decltype(selector)::value>(acc[g], a, b, e);
       }
     };
     int kc = 0;
     for (; kc + 1 < p.k_chunks; kc += 2) {
       const std::uint32_t e = ld_shared_u32(e_base + 128 * (kc / 2));
+      if (ld_shared_u32(r_base + 16 * (kc + 1)) >> 31) {
+        // Chunk kc + 1 reads chunk kc's runs (a split row's two parts): B' once for both.
+        std::uint32_t a0[4], a1[4];
+        a_of(kc, a0);
+        a_of(kc + 1, a1);
+        const unsigned address = address_of(ld_shared_u32(r_base + 16 * kc));
+#pragma unroll
+        for (int g = 0; g < strip_groups; ++g) {
+          std::uint32_t b[4];
+          load_b(b, address + g * 16 * bytes);
+          mma_sp<P, 0>(acc[g], a0, b, e);
+          mma_sp<P, 1>(acc[g], a1, b, e);
+        }
+        continue;
+      }
       chunk(kc, e, std::integral_constant<int, 0>{});
       chunk(kc + 1, e, std::integral_constant<int, 1>{});
     }
