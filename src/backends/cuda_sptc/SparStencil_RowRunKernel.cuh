@@ -100,10 +100,10 @@ __device__ __forceinline__ long row_coordinate(int boundary, long g, long n) {
   return (g >= 0 && g < n) ? g : wrap_coordinate(boundary, g, n);
 }
 
-// Registers for three blocks an SM (two in 3-D, where the plane ring's shared memory
-// allows no more).
+// Two blocks an SM (16 warps): up to 128 registers, which the two accumulator sets need
+// without spilling (three blocks at 80 registers measured slower on the H100).
 template <Operand P, int D>
-__global__ void __launch_bounds__(256, D == 3 ? 2 : 3) row_run_kernel(const RowRunParams p) {
+__global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   using T = storage_t<P>;
   constexpr int V          = 16 / sizeof(T);
   constexpr unsigned bytes = sizeof(T);
@@ -194,7 +194,9 @@ __global__ void __launch_bounds__(256, D == 3 ? 2 : 3) row_run_kernel(const RowR
 
     // Per k chunk: A' and the lane's run from shared memory, then per group of 8 tiles
     // one ldmatrix.x4 (row tile_row of the run) and one mma.sp.
-    float acc[strip_groups][4] = {};
+    // Two accumulator sets, even chunks into one and odd chunks into the other: twice
+    // the independent MMAs between two that add into the same registers.
+    float acc[strip_groups][4] = {}, acc_odd[strip_groups][4] = {};
     const unsigned step_row = D == 3 ? tile_row : 8 * static_cast<unsigned>(k) + tile_row;
     auto address_of = [&](unsigned word) {
       const unsigned row = step_row + ((word >> 16) & 0xFFu);
@@ -217,7 +219,7 @@ __global__ void __launch_bounds__(256, D == 3 ? 2 : 3) row_run_kernel(const RowR
       const uint4 av = ld_shared_v4(a_base + 512 * kc);
       a[0] = av.x, a[1] = av.y, a[2] = av.z, a[3] = av.w;
     };
-    auto chunk = [&](int kc, std::uint32_t e, auto selector) {
+    auto chunk = [&](int kc, std::uint32_t e, auto selector, float (&sum)[strip_groups][4]) {
       std::uint32_t a[4];
       a_of(kc, a);
       const unsigned address = address_of(ld_shared_u32(r_base + 16 * kc));
@@ -225,7 +227,7 @@ __global__ void __launch_bounds__(256, D == 3 ? 2 : 3) row_run_kernel(const RowR
       for (int g = 0; g < strip_groups; ++g) {
         std::uint32_t b[4];
         load_b(b, address + g * 16 * bytes);
-        mma_sp<P, decltype(selector)::value>(acc[g], a, b, e);
+        mma_sp<P, decltype(selector)::value>(sum[g], a, b, e);
       }
     };
     int kc = 0;
@@ -242,14 +244,18 @@ __global__ void __launch_bounds__(256, D == 3 ? 2 : 3) row_run_kernel(const RowR
           std::uint32_t b[4];
           load_b(b, address + g * 16 * bytes);
           mma_sp<P, 0>(acc[g], a0, b, e);
-          mma_sp<P, 1>(acc[g], a1, b, e);
+          mma_sp<P, 1>(acc_odd[g], a1, b, e);
         }
         continue;
       }
-      chunk(kc, e, std::integral_constant<int, 0>{});
-      chunk(kc + 1, e, std::integral_constant<int, 1>{});
+      chunk(kc, e, std::integral_constant<int, 0>{}, acc);
+      chunk(kc + 1, e, std::integral_constant<int, 1>{}, acc_odd);
     }
-    if (kc < p.k_chunks) chunk(kc, ld_shared_u32(e_base + 128 * (kc / 2)), std::integral_constant<int, 0>{});
+    if (kc < p.k_chunks) chunk(kc, ld_shared_u32(e_base + 128 * (kc / 2)), std::integral_constant<int, 0>{}, acc);
+#pragma unroll
+    for (int g = 0; g < strip_groups; ++g)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) acc[g][v] += acc_odd[g][v];
 
     // Stage: c0, c1 are output g of tiles (rows) 2t, 2t+1; c2, c3 output g + 8.
     if constexpr (P == Operand::tf32) {
