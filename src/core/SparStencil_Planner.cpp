@@ -117,16 +117,24 @@ Prediction predict_sparse(const Plan& p) {
   const double block_load = amplification * static_cast<double>(points) * bytes;
   Prediction pr;
   // Compute: the tensor pipe or the instruction issue around it, whichever is slower.
-  // Warp instructions per group of 8 tiles (fill, staging, stores and the B operands),
-  // estimated from the kernels' profiles on the H100 (RESULTS.md): the gather form loads
-  // B value by value through its table (~260 + 35 per MMA, calibrated 2026-11-22); the
-  // row-run form one ldmatrix per MMA, its per-chunk A' and address work shared by a
-  // warp's 4 groups, fill and stores by 16-byte runs (counted from its code, ~20 + 4.5 per
-  // MMA). (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
+  // Issue slots per group of 8 tiles, fitted to H100 runs (RESULTS.md): the gather form
+  // loads B value by value through its table (~260 + 35 per MMA; twice that for the
+  // variant holding 32 chunks of A' in registers, whose residency halves); the row-run
+  // form streams each warp's strip (per group ~85 + 8 per k chunk, 164 + 8 in 3-D where
+  // every step also loads its plane's halo rows, 235 + 11 for tf32, whose B fragments are
+  // rounded in registers), slower where fewer than 8 warps share a block (large A', fused
+  // plans). (A lower-bound plan has no runs yet: a 16-output row tile counts as the run
+  // form.)
   const double groups = static_cast<double>(ceil_div(tiles, 8));
   double per_group = 260.0 * ((p.rows + 15) / 16) + 35.0 * p.mmas_per_tile_group;  // fill, store per 16 rows
   if (p.dims() == 3) per_group *= 3.0;  // 3-D: small blocks reloading their halos (Box-3D27P, Heat-3D)
-  if (run_form) per_group = 20.0 + 4.5 * p.mmas_per_tile_group;
+  if (p.a.k_chunks > 16) per_group *= 2.0;
+  if (run_form) {
+    const int warps = p.runs.empty() ? 8 : row_run_layout(p).warps;
+    const bool tf32 = p.precision == Precision::tf32;
+    const double base = tf32 ? 235.0 : p.dims() == 3 ? 164.0 : 85.0, per_chunk = tf32 ? 11.0 : 8.0;
+    per_group = (base + per_chunk * p.mmas_per_tile_group) * std::pow(8.0 / warps, 0.75);
+  }
   const double issue_rate = d.multiprocessors * 4.0 * d.clock_ghz * 1e9 * 0.5;  // half the peak issue
   pr.compute_seconds      = std::max(flops / rate, groups * per_group / issue_rate);
   pr.memory_seconds  = (block_load + static_cast<double>(points) * bytes) / d.memory_bytes_per_s;
