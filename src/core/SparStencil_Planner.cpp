@@ -120,11 +120,10 @@ Prediction predict_sparse(const Plan& p) {
   // Issue slots per group of 8 tiles, fitted to H100 runs (RESULTS.md): the gather form
   // loads B value by value through its table (~260 + 35 per MMA; twice that for the
   // variant holding 32 chunks of A' in registers, whose residency halves); the row-run
-  // form streams each warp's strip (per group ~85 + 8 per k chunk, 164 + 8 in 3-D where
-  // every step also loads its plane's halo rows, 235 + 11 for tf32, whose B fragments are
-  // rounded in registers), slower where fewer than 8 warps share a block (large A', fused
-  // plans). (A lower-bound plan has no runs yet: a 16-output row tile counts as the run
-  // form.)
+  // form streams each warp's strip (per group ~100 + 5.5 per k chunk with 16-row steps;
+  // 235 + 11 for tf32, whose 8-row steps share less and whose B fragments are rounded in
+  // registers), slower where fewer than 8 warps share a block (large A', fused plans).
+  // (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
   const double groups = static_cast<double>(ceil_div(tiles, 8));
   double per_group = 260.0 * ((p.rows + 15) / 16) + 35.0 * p.mmas_per_tile_group;  // fill, store per 16 rows
   if (p.dims() == 3) per_group *= 3.0;  // 3-D: small blocks reloading their halos (Box-3D27P, Heat-3D)
@@ -132,7 +131,7 @@ Prediction predict_sparse(const Plan& p) {
   if (run_form) {
     const int warps = p.runs.empty() ? 8 : row_run_layout(p).warps;
     const bool tf32 = p.precision == Precision::tf32;
-    const double base = tf32 ? 235.0 : p.dims() == 3 ? 164.0 : 85.0, per_chunk = tf32 ? 11.0 : 8.0;
+    const double base = tf32 ? 235.0 : 100.0, per_chunk = tf32 ? 11.0 : 5.5;
     per_group = (base + per_chunk * p.mmas_per_tile_group) * std::pow(8.0 / warps, 0.75);
   }
   const double issue_rate = d.multiprocessors * 4.0 * d.clock_ghz * 1e9 * 0.5;  // half the peak issue

@@ -51,19 +51,20 @@ bool fits_sparse_kernel(const Plan& plan);
 
 /// The CUDA row-run kernel's layout for a row-run plan (the planner sizes plans by it,
 /// the executor launches by it). Every warp owns a strip `width` outputs wide and streams
-/// along axis 0 on its own, one step at a time: 8 rows in 1-D and 2-D (the 1-D line folded
-/// into rows of `width`), one z plane of 8 rows in 3-D. Its image arrives in a ring of
-/// shared memory `ahead` steps early, so every input row is read once per strip.
+/// along axis 0 on its own, one step at a time: `rows` rows in 1-D and 2-D (the 1-D line
+/// folded into rows of `width`), one z plane of `rows` rows in 3-D. Its image arrives in a
+/// ring of shared memory `ahead` steps early, so every input row is read once per strip.
 struct RowRunLayout {
   int vector      = 8;   ///< values per run (16 bytes)
   int width       = 64;  ///< outputs of a warp strip along the fastest axis
+  int rows        = 16;  ///< output rows of a warp step (16; 8 for tf32)
   int row_halo    = 0;   ///< image rows above and below the output rows (radius along axis D-2; 0 in 1-D)
   int plane_halo  = 0;   ///< 3-D: image planes before and after (radius along axis 0)
   int lead        = 0;   ///< image values before the strip origin (a multiple of V)
   int row_values  = 0;   ///< image values copied per row (a multiple of V)
   int pitch       = 0;   ///< values between image rows (pitch / V odd: ldmatrix rows hit all banks)
   int ring        = 0;   ///< 1-D/2-D: image rows held (a power of two); 3-D: planes held
-  int plane_values = 0;  ///< 3-D: one plane of the ring (8 + 2 row_halo rows)
+  int plane_values = 0;  ///< 3-D: one plane of the ring (rows + 2 row_halo rows)
   int ahead       = 1;   ///< steps whose image is in flight while one computes
   int stage_pitch = 0;   ///< values between rows of a warp's staged outputs
   int warp_values = 0;   ///< shared values one warp owns: ring and staging

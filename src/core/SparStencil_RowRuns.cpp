@@ -145,15 +145,15 @@ void build_row_runs(Plan& p, const KernelMatrix& a) {
 }
 
 void size_row_run_blocks(Plan& p) {
-  // One warp step: 8 rows of the strip (8 folded rows in 1-D, 8 rows of a plane in 3-D).
-  const int D      = p.dims();
-  const int tiles  = row_run_layout(p).width / 16;
+  // One warp step: `rows` rows of the strip (folded rows in 1-D, rows of a plane in 3-D).
+  const int D            = p.dims();
+  const RowRunLayout l   = row_run_layout(p);
   p.tiles_per_block.assign(D, 1);
   if (D == 1) {
-    p.tiles_per_block[0] = 8 * tiles;
+    p.tiles_per_block[0] = l.rows * l.width / 16;
   } else {
-    p.tiles_per_block[D - 2] = 8;
-    p.tiles_per_block[D - 1] = tiles;
+    p.tiles_per_block[D - 2] = l.rows;
+    p.tiles_per_block[D - 1] = l.width / 16;
   }
 }
 
@@ -165,6 +165,7 @@ RowRunLayout row_run_layout(const Plan& p) {
   const int bytes = storage_bytes(p.precision);
   RowRunLayout l;
   l.vector        = 16 / bytes;
+  l.rows          = p.precision == Precision::tf32 ? 8 : 16;  // tf32: 4-byte rows, fewer to keep warps resident
   const int V     = l.vector;
   l.row_halo      = D == 1 ? 0 : p.radius[D - 2];
   l.plane_halo    = D == 3 ? p.radius[0] : 0;
@@ -181,20 +182,22 @@ RowRunLayout row_run_layout(const Plan& p) {
   // Two steps in flight where the ring stays small, else one.
   auto ring_for = [&](int ahead) {
     if (D == 3) return 2 * l.plane_halo + 1 + ahead;
-    int rows = 8;
-    while (rows < 8 * (ahead + 1) + 2 * l.row_halo) rows *= 2;
+    int rows = l.rows;
+    while (rows < l.rows * (ahead + 1) + 2 * l.row_halo) rows *= 2;
     return rows;
   };
-  l.plane_values = (8 + 2 * l.row_halo) * l.pitch;
-  auto warp_values = [&](int ring) { return (D == 3 ? ring * l.plane_values : ring * l.pitch) + 8 * l.stage_pitch; };
-  l.ahead = warp_values(ring_for(2)) * bytes <= 12 * 1024 ? 2 : 1;
+  l.plane_values = (l.rows + 2 * l.row_halo) * l.pitch;
+  auto warp_values = [&](int ring) {
+    return (D == 3 ? ring * l.plane_values : ring * l.pitch) + l.rows * l.stage_pitch;
+  };
+  l.ahead = ring_for(2) == ring_for(1) || warp_values(ring_for(2)) * bytes <= 14 * 1024 ? 2 : 1;
   l.ring  = ring_for(l.ahead);
   l.warp_values = warp_values(l.ring);
   const std::size_t chunks = p.a.k_chunks;
   const std::size_t common = chunks * 512 + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
-  // Up to 8 warps a block, fewer where a block would pass 100 KiB (two blocks an SM).
+  // Up to 8 warps a block, fewer where a block would pass 112 KiB (two blocks an SM).
   for (l.warps = 8; l.warps > 1; --l.warps) {
-    if (common + static_cast<std::size_t>(l.warps) * l.warp_values * bytes <= 100 * 1024) break;
+    if (common + static_cast<std::size_t>(l.warps) * l.warp_values * bytes <= 112 * 1024) break;
   }
   l.shared_bytes = common + static_cast<std::size_t>(l.warps) * l.warp_values * bytes;
   return l;

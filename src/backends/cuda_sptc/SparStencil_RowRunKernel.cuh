@@ -6,16 +6,16 @@
 ///
 /// Every warp works on its own (no block barrier once A' is in shared memory): it owns a
 /// strip of `width` outputs (RowRunLayout) and a range of steps along axis 0, a step
-/// being 8 rows in 1-D and 2-D (the 1-D line folded into rows of `width`) and one z plane
-/// of 8 rows in 3-D. Per step:
+/// being 16 rows (8 for tf32) in 1-D and 2-D (the 1-D line folded into rows of `width`)
+/// and one z plane of as many rows in 3-D. Per step:
 ///   1. the image of the step `ahead` later is requested into the warp's ring (rows in
 ///      1-D/2-D, planes in 3-D), a 16-byte chunk per lane and row: cp.async copies, also
 ///      where a periodic row wraps whole, element copies only where a chunk straddles an
 ///      end of the grid; the ring keeps what later steps read again, so every input row
 ///      is read once per strip;
 ///   2. per k chunk, A' (values, metadata) and the lane's run come from shared memory,
-///      then per group of 8 tiles one ldmatrix.x4 and one mma.sp (one ldmatrix.x4 for
-///      two mma.sp where a split row's two parts read the same runs);
+///      then per row set (8 rows) and group of 8 tiles one ldmatrix.x4 and one mma.sp
+///      (one ldmatrix.x4 for two mma.sp where a split row's two parts read the same runs);
 ///   3. results are staged in shared memory (stmatrix for 16-bit values on sm_90) and
 ///      stored as 16-byte runs under the boundary contract.
 #include <cuda_bf16.h>
@@ -27,9 +27,13 @@
 
 namespace sparstencil::cuda::impl {
 
-/// Groups of 8 tiles (16 outputs wide each) across a warp's strip: 64 outputs.
+/// Groups of 8 tiles (16 outputs wide each) across a warp's strip: 64 outputs; output
+/// rows a warp computes per step, in sets of 8 (the 8 tiles of an MMA): 16 for 16-bit
+/// values, 8 for tf32 (whose 4-byte rows would leave too few warps resident).
 constexpr int strip_groups = 4;
 constexpr int strip_width  = 16 * strip_groups;
+template <Operand P>
+constexpr int step_rows_of = P == Operand::tf32 ? 8 : 16;
 
 struct RowRunParams {
   const void* in = nullptr;
@@ -100,13 +104,15 @@ __device__ __forceinline__ long row_coordinate(int boundary, long g, long n) {
   return (g >= 0 && g < n) ? g : wrap_coordinate(boundary, g, n);
 }
 
-// Two blocks an SM (16 warps): up to 128 registers, which the two accumulator sets need
-// without spilling (three blocks at 80 registers measured slower on the H100).
+// Two blocks an SM (16 warps): up to 128 registers, which the accumulators of two row sets
+// need without spilling (three blocks at 80 registers measured slower on the H100).
 template <Operand P, int D>
 __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   using T = storage_t<P>;
   constexpr int V          = 16 / sizeof(T);
   constexpr unsigned bytes = sizeof(T);
+  constexpr int step_rows  = step_rows_of<P>;
+  constexpr int row_sets   = step_rows / 8;
   extern __shared__ uint4 shared_words[];
   std::uint32_t* const a_shared = reinterpret_cast<std::uint32_t*>(shared_words);
   std::uint32_t* const e_shared = a_shared + p.k_chunks * 128;
@@ -124,7 +130,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const long count = min(p.segment, p.steps - first);
   if (count <= 0) return;
   // The strip's first output: row y0 (3-D), column x0 (2-D, 3-D).
-  const long y0 = D == 3 ? strip / p.strips_x * 8 : 0;
+  const long y0 = D == 3 ? strip / p.strips_x * step_rows : 0;
   const long x0 = D == 1 ? 0 : strip % p.strips_x * strip_width;
   T* const ring  = warp_buffers + warp * p.warp_values;
   T* const stage = ring + (D == 3 ? p.ring * p.plane_values : p.ring * p.pitch);
@@ -134,14 +140,15 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const long lane_column = x0 - p.lead + lane_chunk * V;  // grid column of the lane's chunk (1-D: in a folded row)
   const T* const in = static_cast<const T*>(p.in);
 
-  // Step k's image: 1-D/2-D ring rows [8k + 2 row_halo, 8k + 8 + 2 row_halo) (step 0 also
-  // the 2 row_halo before), ring row a being grid row 8 first - row_halo + a; 3-D plane
+  // Step k's image (S = step_rows): 1-D/2-D ring rows [S k + 2 row_halo, S k + S +
+  // 2 row_halo) (step 0 also the 2 row_halo before), ring row a being grid row
+  // S first - row_halo + a; 3-D plane
   // 2 plane_halo + k of the ring (step 0 also the 2 plane_halo before), ring plane u
   // being z = first - plane_halo + u.
   auto request = [&](long k) {
     if (lane_row < rows_per_pass) {
       if constexpr (D == 3) {
-        const int rows = 8 + 2 * p.row_halo;
+        const int rows = step_rows + 2 * p.row_halo;
         for (long u = k == 0 ? 0 : 2 * p.plane_halo + k; u <= 2 * p.plane_halo + k; ++u) {
           const long z = row_coordinate(p.boundary, first - p.plane_halo + u, p.extent[0]);
           T* plane     = ring + (u % p.ring) * p.plane_values + lane_chunk * V;
@@ -151,10 +158,10 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           }
         }
       } else {
-        const long a0 = k == 0 ? 0 : 8 * k + 2 * p.row_halo, a1 = 8 * k + 8 + 2 * p.row_halo;
+        const long a0 = k == 0 ? 0 : step_rows * k + 2 * p.row_halo, a1 = step_rows * (k + 1) + 2 * p.row_halo;
         for (long a = a0 + lane_row; a < a1; a += rows_per_pass) {
           T* dst       = ring + (a & (p.ring - 1)) * p.pitch + lane_chunk * V;
-          const long y = 8 * first - p.row_halo + a;
+          const long y = step_rows * first - p.row_halo + a;
           if constexpr (D == 2) {
             fill_chunk<P>(p, dst, grid_row<P>(p, 0, row_coordinate(p.boundary, y, p.extent[1])), lane_column);
           } else {
@@ -192,14 +199,14 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     }
     __syncwarp();  // the other lanes' copies are visible
 
-    // Per k chunk: A' and the lane's run from shared memory, then per group of 8 tiles
-    // one ldmatrix.x4 (row tile_row of the run) and one mma.sp.
-    // Two accumulator sets, even chunks into one and odd chunks into the other: twice
-    // the independent MMAs between two that add into the same registers.
-    float acc[strip_groups][4] = {}, acc_odd[strip_groups][4] = {};
-    const unsigned step_row = D == 3 ? tile_row : 8 * static_cast<unsigned>(k) + tile_row;
-    auto address_of = [&](unsigned word) {
-      const unsigned row = step_row + ((word >> 16) & 0xFFu);
+    // Per k chunk: A' and the lane's run from shared memory, then per row set and group
+    // of 8 tiles one ldmatrix.x4 (row tile_row of the run) and one mma.sp: 8 independent
+    // MMAs share each A' load and run address.
+    float acc[row_sets][strip_groups][4] = {};
+    const unsigned step_row = D == 3 ? tile_row : step_rows * static_cast<unsigned>(k) + tile_row;
+    // Shared address of the lane's ldmatrix row for row set q.
+    auto address_of = [&](unsigned word, int q) {
+      const unsigned row = step_row + 8 * q + ((word >> 16) & 0xFFu);
       if constexpr (D == 3) {
         int slot = plane_slot + static_cast<int>((word >> 24) & 0x7Fu);
         if (slot >= p.ring) slot -= p.ring;
@@ -219,15 +226,21 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       const uint4 av = ld_shared_v4(a_base + 512 * kc);
       a[0] = av.x, a[1] = av.y, a[2] = av.z, a[3] = av.w;
     };
-    auto chunk = [&](int kc, std::uint32_t e, auto selector, float (&sum)[strip_groups][4]) {
+    auto chunk = [&](int kc, std::uint32_t e, auto selector) {
       std::uint32_t a[4];
       a_of(kc, a);
-      const unsigned address = address_of(ld_shared_u32(r_base + 16 * kc));
+      const unsigned word = ld_shared_u32(r_base + 16 * kc);
+      unsigned address[row_sets];
+#pragma unroll
+      for (int q = 0; q < row_sets; ++q) address[q] = address_of(word, q);
 #pragma unroll
       for (int g = 0; g < strip_groups; ++g) {
-        std::uint32_t b[4];
-        load_b(b, address + g * 16 * bytes);
-        mma_sp<P, decltype(selector)::value>(sum[g], a, b, e);
+#pragma unroll
+        for (int q = 0; q < row_sets; ++q) {
+          std::uint32_t b[4];
+          load_b(b, address[q] + g * 16 * bytes);
+          mma_sp<P, decltype(selector)::value>(acc[q][g], a, b, e);
+        }
       }
     };
     int kc = 0;
@@ -238,73 +251,80 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         std::uint32_t a0[4], a1[4];
         a_of(kc, a0);
         a_of(kc + 1, a1);
-        const unsigned address = address_of(ld_shared_u32(r_base + 16 * kc));
+        const unsigned word = ld_shared_u32(r_base + 16 * kc);
+        unsigned address[row_sets];
+#pragma unroll
+        for (int q = 0; q < row_sets; ++q) address[q] = address_of(word, q);
 #pragma unroll
         for (int g = 0; g < strip_groups; ++g) {
-          std::uint32_t b[4];
-          load_b(b, address + g * 16 * bytes);
-          mma_sp<P, 0>(acc[g], a0, b, e);
-          mma_sp<P, 1>(acc_odd[g], a1, b, e);
+          std::uint32_t b[row_sets][4];
+#pragma unroll
+          for (int q = 0; q < row_sets; ++q) {
+            load_b(b[q], address[q] + g * 16 * bytes);
+            mma_sp<P, 0>(acc[q][g], a0, b[q], e);
+          }
+#pragma unroll
+          for (int q = 0; q < row_sets; ++q) mma_sp<P, 1>(acc[q][g], a1, b[q], e);
         }
         continue;
       }
-      chunk(kc, e, std::integral_constant<int, 0>{}, acc);
-      chunk(kc + 1, e, std::integral_constant<int, 1>{}, acc_odd);
+      chunk(kc, e, std::integral_constant<int, 0>{});
+      chunk(kc + 1, e, std::integral_constant<int, 1>{});
     }
-    if (kc < p.k_chunks) chunk(kc, ld_shared_u32(e_base + 128 * (kc / 2)), std::integral_constant<int, 0>{}, acc);
-#pragma unroll
-    for (int g = 0; g < strip_groups; ++g)
-#pragma unroll
-      for (int v = 0; v < 4; ++v) acc[g][v] += acc_odd[g][v];
+    if (kc < p.k_chunks) chunk(kc, ld_shared_u32(e_base + 128 * (kc / 2)), std::integral_constant<int, 0>{});
 
     // Stage: c0, c1 are output g of tiles (rows) 2t, 2t+1; c2, c3 output g + 8.
-    if constexpr (P == Operand::tf32) {
-      const int g = lane >> 2, t = lane & 3;
 #pragma unroll
-      for (int q = 0; q < strip_groups; ++q) {
-        T* at = stage + 2 * t * p.stage_pitch + 16 * q + g;
-        at[0]                 = acc[q][0];
-        at[p.stage_pitch]     = acc[q][1];
-        at[8]                 = acc[q][2];
-        at[p.stage_pitch + 8] = acc[q][3];
-      }
-    } else {
+    for (int rs = 0; rs < row_sets; ++rs) {
+      if constexpr (P == Operand::tf32) {
+        const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+        for (int q = 0; q < strip_groups; ++q) {
+          T* at = stage + (8 * rs + 2 * t) * p.stage_pitch + 16 * q + g;
+          at[0]                 = acc[rs][q][0];
+          at[p.stage_pitch]     = acc[rs][q][1];
+          at[8]                 = acc[rs][q][2];
+          at[p.stage_pitch + 8] = acc[rs][q][3];
+        }
+      } else {
 #if __CUDA_ARCH__ >= 900
-      // stmatrix.trans: matrix m of lane l's address is row l % 8 (a tile row) of
-      // outputs 8 m .. 8 m + 7 of the pair of groups.
-      const int m = lane >> 3;
+        // stmatrix.trans: matrix m of lane l's address is row l % 8 (a tile row) of
+        // outputs 8 m .. 8 m + 7 of the pair of groups.
+        const int m = lane >> 3;
 #pragma unroll
-      for (int q = 0; q < strip_groups; q += 2) {
-        stmatrix_x4_trans(stage_address + bytes * (tile_row * p.stage_pitch + 16 * q + 8 * m),
-                          pack_pair<P>(acc[q][0], acc[q][1]), pack_pair<P>(acc[q][2], acc[q][3]),
-                          pack_pair<P>(acc[q + 1][0], acc[q + 1][1]), pack_pair<P>(acc[q + 1][2], acc[q + 1][3]));
-      }
+        for (int q = 0; q < strip_groups; q += 2) {
+          const auto& c = acc[rs];
+          stmatrix_x4_trans(stage_address + bytes * ((8 * rs + tile_row) * p.stage_pitch + 16 * q + 8 * m),
+                            pack_pair<P>(c[q][0], c[q][1]), pack_pair<P>(c[q][2], c[q][3]),
+                            pack_pair<P>(c[q + 1][0], c[q + 1][1]), pack_pair<P>(c[q + 1][2], c[q + 1][3]));
+        }
 #else
-      const int g = lane >> 2, t = lane & 3;
+        const int g = lane >> 2, t = lane & 3;
 #pragma unroll
-      for (int q = 0; q < strip_groups; ++q) {
-        T* at = stage + 2 * t * p.stage_pitch + 16 * q + g;
-        at[0]                 = to_storage<P>(acc[q][0]);
-        at[p.stage_pitch]     = to_storage<P>(acc[q][1]);
-        at[8]                 = to_storage<P>(acc[q][2]);
-        at[p.stage_pitch + 8] = to_storage<P>(acc[q][3]);
-      }
+        for (int q = 0; q < strip_groups; ++q) {
+          T* at = stage + (8 * rs + 2 * t) * p.stage_pitch + 16 * q + g;
+          at[0]                 = to_storage<P>(acc[rs][q][0]);
+          at[p.stage_pitch]     = to_storage<P>(acc[rs][q][1]);
+          at[8]                 = to_storage<P>(acc[rs][q][2]);
+          at[p.stage_pitch + 8] = to_storage<P>(acc[rs][q][3]);
+        }
 #endif
+      }
     }
     __syncwarp();
 
-    // Store the step's 8 rows by 16-byte runs: copies where a run lies inside the grid,
+    // Store the step's rows by 16-byte runs: copies where a run lies inside the grid,
     // aligned and (unless periodic) off the rim, else under the boundary contract.
     constexpr int row_chunks = strip_width / V;  // a power of two
     T* const out = static_cast<T*>(p.out);
 #pragma unroll
-    for (int i = lane; i < 8 * row_chunks; i += 32) {
+    for (int i = lane; i < step_rows * row_chunks; i += 32) {
       const int r = i / row_chunks, c = i % row_chunks;
       const T* staged = stage + r * p.stage_pitch + c * V;
       // Grid coordinates of the run: (g0, g1, x).
       const long g0 = D == 3 ? first + k : 0;
-      const long g1 = D == 3 ? y0 + r : D == 2 ? 8 * (first + k) + r : 0;
-      const long x  = D == 1 ? (8 * (first + k) + r) * strip_width + c * V : x0 + c * V;
+      const long g1 = D == 3 ? y0 + r : D == 2 ? step_rows * (first + k) + r : 0;
+      const long x  = D == 1 ? (step_rows * (first + k) + r) * strip_width + c * V : x0 + c * V;
       if (p.out_aligned && g0 >= rim[0] && g0 < p.extent[0] - rim[0] && g1 >= rim[1] && g1 < p.extent[1] - rim[1] &&
           x >= rim[2] && x + V <= p.extent[2] - rim[2]) {
         *reinterpret_cast<uint4*>(out + g0 * p.out_stride[0] + g1 * p.out_stride[1] + x) =

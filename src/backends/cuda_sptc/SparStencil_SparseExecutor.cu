@@ -135,8 +135,10 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (plan.a.m_blocks != 1) fail("SparseExecutor", "row-run plans have 16-output tiles (one block of A' rows)");
   const RowRunLayout l = row_run_layout(plan);
   RowRunParams& p      = s.run_params;
-  if (l.width != impl::strip_width) {
-    fail("SparseExecutor", "row-run strips are ", impl::strip_width, " outputs wide, the plan's layout has ", l.width);
+  const int step_rows = op == Operand::tf32 ? impl::step_rows_of<Operand::tf32> : impl::step_rows_of<Operand::f16>;
+  if (l.width != impl::strip_width || l.rows != step_rows) {
+    fail("SparseExecutor", "row-run steps are ", step_rows, " x ", impl::strip_width,
+         " outputs, the plan's layout has ", l.rows, " x ", l.width);
   }
   const auto extent = padded(plan.grid, 1L);
   const auto radius = padded(plan.radius, 0);
@@ -161,17 +163,17 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (p.runs != 4 * p.k_chunks) fail("SparseExecutor", "the plan's runs (", p.runs, ") do not fill its k chunks");
   if (D == 3) {
     p.strips_x = (extent[2] + impl::strip_width - 1) / impl::strip_width;
-    p.strips   = (extent[1] + 7) / 8 * p.strips_x;
+    p.strips   = (extent[1] + step_rows - 1) / step_rows * p.strips_x;
     p.steps    = extent[0];
   } else if (D == 2) {
     p.strips_x = (extent[2] + impl::strip_width - 1) / impl::strip_width;
     p.strips   = p.strips_x;
-    p.steps    = (extent[1] + 7) / 8;
+    p.steps    = (extent[1] + step_rows - 1) / step_rows;
   } else {
     p.strips_x = p.strips = 1;
-    p.steps = ((extent[2] + impl::strip_width - 1) / impl::strip_width + 7) / 8;
+    p.steps = ((extent[2] + impl::strip_width - 1) / impl::strip_width + step_rows - 1) / step_rows;
   }
-  if (8 * p.steps + 64 > INT32_MAX) fail("SparseExecutor", "too many rows along axis 0");
+  if (step_rows * p.steps + 64 > INT32_MAX) fail("SparseExecutor", "too many rows along axis 0");
 
   // Per run: byte offset in an image row, image row and plane from the tile origin's.
   std::vector<std::uint32_t> words;
@@ -212,7 +214,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (per_sm < 1) fail("SparseExecutor", "the row-run kernel cannot be resident with ", s.shared_bytes, " bytes");
   // Warps, not blocks, stream: segments per strip for the resident warps.
   const long resident = static_cast<long>(per_sm) * l.warps * info.multiprocessors;
-  const int prologue  = D == 3 ? 2 * l.plane_halo : (2 * l.row_halo + 7) / 8;
+  const int prologue  = D == 3 ? 2 * l.plane_halo : (2 * l.row_halo + l.rows - 1) / l.rows;
   const long segments = best_segments(p.strips, p.steps, resident, prologue);
   p.segment           = (p.steps + segments - 1) / segments;
   const long tasks    = p.strips * ((p.steps + p.segment - 1) / p.segment);
