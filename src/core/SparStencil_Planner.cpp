@@ -125,14 +125,16 @@ Prediction predict_sparse(const Plan& p) {
   // registers), slower where fewer than 8 warps share a block (large A', fused plans).
   // (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
   const double groups = static_cast<double>(ceil_div(tiles, 8));
-  double per_group = 260.0 * ((p.rows + 15) / 16) + 35.0 * p.mmas_per_tile_group;  // fill, store per 16 rows
-  if (p.dims() == 3) per_group *= 3.0;  // 3-D: small blocks reloading their halos (Box-3D27P, Heat-3D)
-  if (p.a.k_chunks > 16) per_group *= 2.0;
+  double per_group = 0;
   if (run_form) {
     const int warps = p.runs.empty() ? 8 : row_run_layout(p).warps;
     const bool tf32 = p.precision == Precision::tf32;
     const double base = tf32 ? 235.0 : 100.0, per_chunk = tf32 ? 11.0 : 5.5;
     per_group = (base + per_chunk * p.mmas_per_tile_group) * std::pow(8.0 / warps, 0.75);
+  } else {
+    per_group = 260.0 * ((p.rows + 15) / 16) + 35.0 * p.mmas_per_tile_group;  // fill, store per 16 rows
+    if (p.dims() == 3) per_group *= 3.0;  // 3-D: small blocks reloading their halos (Box-3D27P, Heat-3D)
+    if (p.a.k_chunks > 16) per_group *= 2.0;
   }
   const double issue_rate = d.multiprocessors * 4.0 * d.clock_ghz * 1e9 * 0.5;  // half the peak issue
   pr.compute_seconds      = std::max(flops / rate, groups * per_group / issue_rate);

@@ -86,8 +86,12 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
   // Split rows first, chunk by chunk: the even part's chunk, then the odd part's over the
   // same runs (both padded to whole chunks of the row's reach), so the kernel loads that
   // B' once for both (Plan::runs: a chunk whose runs equal the previous chunk's).
+  std::vector<std::pair<std::vector<int>, std::vector<int>>> fitting;  // rows read as they are
   for (auto& [row, dx] : taps) {
-    if (fits_groups(dx, group)) continue;
+    if (fits_groups(dx, group)) {
+      fitting.emplace_back(row, dx);
+      continue;
+    }
     split_any = true;
     std::vector<int> even, odd;
     for (int d : dx) (((d % 2) + 2) % 2 == 0 ? even : odd).push_back(d);
@@ -98,8 +102,7 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
       add_runs(row, patch_base(row), odd, u, u + 3);
     }
   }
-  for (auto& [row, dx] : taps) {
-    if (!fits_groups(dx, group)) continue;
+  for (auto& [row, dx] : fitting) {
     const auto [first_run, last_run] = run_range(dx);
     add_runs(row, patch_base(row), dx, first_run, last_run);
   }

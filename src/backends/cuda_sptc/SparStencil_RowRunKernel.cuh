@@ -49,11 +49,10 @@ struct RowRunParams {
   int warps = 8;         ///< per thread block
   long strips   = 0;     ///< warp strips (3-D: y blocks times x blocks)
   long strips_x = 0;     ///< strips along the fastest axis
-  long steps    = 0;     ///< along axis 0: row blocks of 8 (folded rows in 1-D) or z planes
+  long steps    = 0;     ///< along axis 0: blocks of step rows (folded rows in 1-D) or z planes
   long segment  = 0;     ///< steps a warp streams
   int k_chunks = 0, runs = 0;
-  bool in_aligned  = false;  ///< grid pointer and row strides whole 16-byte units (set per launch)
-  bool out_aligned = false;
+  bool out_aligned = false;  ///< grid pointer and row strides whole 16-byte units (set per launch)
   const std::uint32_t* a_values   = nullptr;  ///< [kc][lane][4]
   const std::uint32_t* a_metadata = nullptr;  ///< [kc / 2][lane]
   /// Per run: bits 0-15 byte offset in an image row ((lead + x) * bytes), 16-23 image row
@@ -204,15 +203,19 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     // MMAs share each A' load and run address.
     float acc[row_sets][strip_groups][4] = {};
     const unsigned step_row = D == 3 ? tile_row : step_rows * static_cast<unsigned>(k) + tile_row;
-    // Shared address of the lane's ldmatrix row for row set q.
-    auto address_of = [&](unsigned word, int q) {
-      const unsigned row = step_row + 8 * q + ((word >> 16) & 0xFFu);
-      if constexpr (D == 3) {
-        int slot = plane_slot + static_cast<int>((word >> 24) & 0x7Fu);
-        if (slot >= p.ring) slot -= p.ring;
-        return ring_address + slot * plane_bytes + row * pitch_bytes + (word & 0xFFFFu);
-      } else {
-        return ring_address + (row & (p.ring - 1)) * pitch_bytes + (word & 0xFFFFu);
+    // Shared addresses of the lane's ldmatrix row of chunk kc's run, per row set.
+    auto addresses_of = [&](int kc, unsigned (&address)[row_sets]) {
+      const unsigned word = ld_shared_u32(r_base + 16 * kc);
+#pragma unroll
+      for (int q = 0; q < row_sets; ++q) {
+        const unsigned row = step_row + 8 * q + ((word >> 16) & 0xFFu);
+        if constexpr (D == 3) {
+          int slot = plane_slot + static_cast<int>((word >> 24) & 0x7Fu);
+          if (slot >= p.ring) slot -= p.ring;
+          address[q] = ring_address + slot * plane_bytes + row * pitch_bytes + (word & 0xFFFFu);
+        } else {
+          address[q] = ring_address + (row & (p.ring - 1)) * pitch_bytes + (word & 0xFFFFu);
+        }
       }
     };
     auto load_b = [&](std::uint32_t (&b)[4], unsigned address) {
@@ -229,10 +232,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     auto chunk = [&](int kc, std::uint32_t e, auto selector) {
       std::uint32_t a[4];
       a_of(kc, a);
-      const unsigned word = ld_shared_u32(r_base + 16 * kc);
       unsigned address[row_sets];
-#pragma unroll
-      for (int q = 0; q < row_sets; ++q) address[q] = address_of(word, q);
+      addresses_of(kc, address);
 #pragma unroll
       for (int g = 0; g < strip_groups; ++g) {
 #pragma unroll
@@ -251,10 +252,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         std::uint32_t a0[4], a1[4];
         a_of(kc, a0);
         a_of(kc + 1, a1);
-        const unsigned word = ld_shared_u32(r_base + 16 * kc);
         unsigned address[row_sets];
-#pragma unroll
-        for (int q = 0; q < row_sets; ++q) address[q] = address_of(word, q);
+        addresses_of(kc, address);
 #pragma unroll
         for (int g = 0; g < strip_groups; ++g) {
           std::uint32_t b[row_sets][4];
@@ -274,41 +273,34 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     if (kc < p.k_chunks) chunk(kc, ld_shared_u32(e_base + 128 * (kc / 2)), std::integral_constant<int, 0>{});
 
     // Stage: c0, c1 are output g of tiles (rows) 2t, 2t+1; c2, c3 output g + 8.
+#if __CUDA_ARCH__ >= 900
+    constexpr bool by_stmatrix = P != Operand::tf32;  // 16-bit values
+#else
+    constexpr bool by_stmatrix = false;
+#endif
 #pragma unroll
     for (int rs = 0; rs < row_sets; ++rs) {
-      if constexpr (P == Operand::tf32) {
-        const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-        for (int q = 0; q < strip_groups; ++q) {
-          T* at = stage + (8 * rs + 2 * t) * p.stage_pitch + 16 * q + g;
-          at[0]                 = acc[rs][q][0];
-          at[p.stage_pitch]     = acc[rs][q][1];
-          at[8]                 = acc[rs][q][2];
-          at[p.stage_pitch + 8] = acc[rs][q][3];
-        }
-      } else {
-#if __CUDA_ARCH__ >= 900
+      const auto& c = acc[rs];
+      if constexpr (by_stmatrix) {
         // stmatrix.trans: matrix m of lane l's address is row l % 8 (a tile row) of
         // outputs 8 m .. 8 m + 7 of the pair of groups.
         const int m = lane >> 3;
 #pragma unroll
         for (int q = 0; q < strip_groups; q += 2) {
-          const auto& c = acc[rs];
           stmatrix_x4_trans(stage_address + bytes * ((8 * rs + tile_row) * p.stage_pitch + 16 * q + 8 * m),
                             pack_pair<P>(c[q][0], c[q][1]), pack_pair<P>(c[q][2], c[q][3]),
                             pack_pair<P>(c[q + 1][0], c[q + 1][1]), pack_pair<P>(c[q + 1][2], c[q + 1][3]));
         }
-#else
+      } else {
         const int g = lane >> 2, t = lane & 3;
 #pragma unroll
         for (int q = 0; q < strip_groups; ++q) {
           T* at = stage + (8 * rs + 2 * t) * p.stage_pitch + 16 * q + g;
-          at[0]                 = to_storage<P>(acc[rs][q][0]);
-          at[p.stage_pitch]     = to_storage<P>(acc[rs][q][1]);
-          at[8]                 = to_storage<P>(acc[rs][q][2]);
-          at[p.stage_pitch + 8] = to_storage<P>(acc[rs][q][3]);
+          at[0]                 = to_storage<P>(c[q][0]);
+          at[p.stage_pitch]     = to_storage<P>(c[q][1]);
+          at[8]                 = to_storage<P>(c[q][2]);
+          at[p.stage_pitch + 8] = to_storage<P>(c[q][3]);
         }
-#endif
       }
     }
     __syncwarp();

@@ -434,14 +434,11 @@ void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, 
     p.out          = out;
     const auto is = padded(in_strides, 0L), os = padded(out_strides, 0L);
     for (int a = 0; a < 3; ++a) p.in_stride[a] = is[a], p.out_stride[a] = os[a];
-    // Whole 16-byte rows: the kernel's copy-only paths (1-D rows are a strip apart).
+    // Whole 16-byte output rows: the kernel's copy-only store path (1-D rows are a strip
+    // apart). Its copies in check their own alignment, chunk by chunk.
     const int vector = 16 / s.element_bytes;
-    auto aligned     = [&](const void* base, const std::array<long, 3>& st) {
-      return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && st[2] == 1 && st[1] % vector == 0 &&
-             st[0] % vector == 0;
-    };
-    p.in_aligned  = aligned(in, is);
-    p.out_aligned = aligned(out, os);
+    p.out_aligned    = reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && os[2] == 1 && os[1] % vector == 0 &&
+                    os[0] % vector == 0;
     s.run_kernel<<<static_cast<unsigned>(s.grid_blocks), s.block_threads, s.shared_bytes, stream>>>(p);
     SPARSTENCIL_CUDA_CHECK_LAUNCH();
     return;
