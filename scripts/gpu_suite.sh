@@ -36,7 +36,7 @@ step unit "$unit" --gtest_filter='-Cli.*'
 step dispatch-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter='SparseDispatch.*' 
 step cuda "$build/unit_tests/sparstencil_cuda_tests"
 # compute-sanitizer on a reduced set: the Cuda configurations of the executor tests.
-reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecutor/1.Fused*:GenericExecutor/2.Iterate*'
+reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecutor/1.Fused*:GenericExecutor/2.Iterate*:GenericExecutor/2.EveryVariant*'
 step memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
 step racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
 # ... and of the sparse executor: strided and odd grids, the catalogue, fused presets.
@@ -61,14 +61,15 @@ if [ -f "$out/bench.json" ]; then
   python3 - "$out/bench.json" <<'PY'
 import json, sys
 runs = json.load(open(sys.argv[1]))["benchmarks"]
-print(f"{'benchmark':<26}{'ms':>9}{'GStencil/s':>12}{'roofline':>10}{'%':>7}")
+print(f"{'benchmark':<26}{'ms':>9}{'GStencil/s':>12}{'roofline':>10}{'%':>7}  variant")
 for r in runs:
     name = r["name"].replace("/manual_time", "")
     if name.startswith("Copy/"):
         print(f"{name:<26}{r['real_time']:>9.3f}   copy {r['TB/s']:.3f} TB/s (read + write)")
         continue
     print(f"{name:<26}{r['real_time']:>9.3f}{r['GStencil/s']:>12.1f}"
-          f"{r.get('roofline GStencil/s', 0):>10.1f}{r.get('% roofline', 0):>7.1f}")
+          f"{r.get('roofline GStencil/s', 0):>10.1f}{r.get('% roofline', 0):>7.1f}"
+          f"  {r.get('label', '').split('generic: ')[-1]}")
 PY
 fi
 exit $failed

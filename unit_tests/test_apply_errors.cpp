@@ -51,6 +51,16 @@ TEST(ApplyErrors, RunTimeStencilDimensionMustMatchRank) {
   EXPECT_NO_THROW(apply(Space(), parse_stencil("heat2d"), in, out));
 }
 
+TEST(ApplyErrors, ForcedGenericVariantIsChecked) {
+  V2 in("in", 16, 16), out("out", 16, 16);
+  Options options{Boundary::periodic, ExecutorChoice::generic};
+  options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 4, 3};
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "outputs per thread 3 must be 1, 2, 4 or 8");
+  options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 32, 4};
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "64 x 32 threads per team",
+                        "at most 256");
+}
+
 TEST(ApplyErrors, NothingIsWrittenWhenValidationFails) {
   V2 in("in", 16, 16), out("out", 16, 5);
   fill_random<2>(in, 1);

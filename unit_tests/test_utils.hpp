@@ -3,7 +3,9 @@
 // double-precision HostGrid of the reference, and the precision-derived comparison.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <sstream>
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -28,13 +29,18 @@ enum class ExecutorChoice {
 struct Options {
   Boundary boundary       = Boundary::periodic;
   ExecutorChoice executor = ExecutorChoice::automatic;
+  /// Generic executor only: a variant to run instead of the tuned or default one.
+  std::optional<GenericConfig> generic_variant;
+  GenericTuning tuning;
 };
 
-/// What ran: executor name ("generic", ...), the Kokkos execution space, the step count.
+/// What ran: executor name ("generic", ...), the Kokkos execution space, the step count,
+/// and for the generic executor its variant and the shape its kernel is specialised for.
 struct RunReport {
   std::string executor;
   std::string execution_space;
   int steps = 0;
+  std::string variant;
 };
 
 namespace impl {
@@ -96,7 +102,29 @@ void check_views(const char* function, const Stencil<D>& stencil, const InView& 
 
 template <class ExecSpace>
 RunReport report(int steps, bool sparse = false) {
-  return {sparse ? "cuda_sptc" : "generic", ExecSpace::name(), steps};
+  return {sparse ? "cuda_sptc" : "generic", ExecSpace::name(), steps, ""};
+}
+
+/// Runs `steps` generic steps from a into b; with `ping_pong` the handles are swapped after
+/// each step (iterate), so a holds the result.
+template <int D, class ExecSpace, class InView, class OutView>
+RunReport generic_steps(const char* region, const ExecSpace& space, const Stencil<D>& stencil, InView& a, OutView& b,
+                        int steps, bool ping_pong, const Options& options) {
+  using T = typename OutView::non_const_value_type;
+  Kokkos::Profiling::pushRegion(region);
+  const auto executor = cached_generic_executor<D, ExecSpace, T>(space, stencil);
+  const GenericConfig config =
+      generic_config(space, *executor, stencil, a, b, options.boundary, options.generic_variant, options.tuning);
+  for (int s = 0; s < steps; ++s) {
+    executor->apply(space, a, b, options.boundary, config);
+    if constexpr (std::is_same_v<InView, OutView>) {
+      if (ping_pong) std::swap(a, b);
+    }
+  }
+  Kokkos::Profiling::popRegion();
+  RunReport r = report<ExecSpace>(steps);
+  r.variant   = to_string(executor->runnable(config, a, b)) + ", " + executor->shape_name() + " kernel";
+  return r;
 }
 
 /// The sparse executor's step where it applies (SparStencil_SparseDispatch.hpp), else empty.
@@ -121,12 +149,9 @@ RunReport apply(const ExecSpace& space, const Stencil<D>& stencil, const InView&
     step(in, out);
     return impl::report<ExecSpace>(1, true);
   }
-  using Acc = accumulator_t<typename OutView::non_const_value_type>;
-  Kokkos::Profiling::pushRegion("sparstencil::apply[generic]");
-  const impl::DeviceStencil<D, ExecSpace, Acc> device_stencil(space, stencil);
-  impl::generic_apply<D>(space, device_stencil, in, out, options.boundary);
-  Kokkos::Profiling::popRegion();
-  return impl::report<ExecSpace>(1);
+  InView from = in;
+  OutView to  = out;
+  return impl::generic_steps<D>("sparstencil::apply[generic]", space, stencil, from, to, 1, false, options);
 }
 
 /// One step on the output View's default execution space.
@@ -153,15 +178,8 @@ RunReport iterate(const ExecSpace& space, const Stencil<D>& stencil, View& a, Vi
     }
     return impl::report<ExecSpace>(steps, true);
   }
-  using Acc = accumulator_t<typename View::non_const_value_type>;
-  Kokkos::Profiling::pushRegion("sparstencil::iterate[generic]");
-  const impl::DeviceStencil<D, ExecSpace, Acc> device_stencil(space, stencil);
-  for (int s = 0; s < steps; ++s) {
-    impl::generic_apply<D>(space, device_stencil, a, b, options.boundary);
-    std::swap(a, b);
-  }
-  Kokkos::Profiling::popRegion();
-  return impl::report<ExecSpace>(steps);
+  if (steps == 0) return impl::report<ExecSpace>(0);
+  return impl::generic_steps<D>("sparstencil::iterate[generic]", space, stencil, a, b, steps, true, options);
 }
 
 template <int D, class View>

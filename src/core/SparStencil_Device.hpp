@@ -44,10 +44,12 @@ struct DeviceDescription {
   double cuda_f64_flops     = 0;
   double launch_seconds     = 0;  ///< fixed cost per kernel launch
   /// Fractions of the bandwidth and FMA rate the generic executor reaches as it stands
-  /// (GPUs: measured on the H100 with the untuned parallel_for path, perf_tests/RESULTS.md;
-  /// 1 where unmeasured). The planner compares executors as they run, not as they could.
-  double generic_memory_efficiency  = 1;
-  double generic_compute_efficiency = 1;
+  /// (GPUs: measured on the H100 with the tuned executor, perf_tests/RESULTS.md; 1 where
+  /// unmeasured). 16-bit Views reach less of the bandwidth (one 2-byte load a value).
+  /// The planner compares executors as they run, not as they could.
+  double generic_memory_efficiency       = 1;
+  double generic_memory_efficiency_16bit = 1;
+  double generic_compute_efficiency      = 1;
   bool has_sparse_tensor_cores() const { return sparse_f16_flops > 0; }
 };
 

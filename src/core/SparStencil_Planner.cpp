@@ -84,8 +84,9 @@ Prediction predict_generic(const PlanRequest& r) {
   const double rate          = r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops;
   Prediction pr;
   pr.compute_seconds = r.steps * points * 2.0 * terms_of(r.stencil) / (rate * d.generic_compute_efficiency);
-  pr.memory_seconds  = r.steps * points * 2.0 * storage_bytes(r.precision) /
-                      (d.memory_bytes_per_s * d.generic_memory_efficiency);
+  const int bytes           = storage_bytes(r.precision);
+  const double efficiency   = bytes == 2 ? d.generic_memory_efficiency_16bit : d.generic_memory_efficiency;
+  pr.memory_seconds         = r.steps * points * 2.0 * bytes / (d.memory_bytes_per_s * efficiency);
   finish_prediction(pr, r.steps * d.launch_seconds, points, r.steps);
   return pr;
 }

@@ -1,131 +1,453 @@
 #pragma once
-/// The generic executor: one Kokkos parallel_for over the grid, on any execution space
-/// (Serial, OpenMP, Threads, CUDA, HIP), any layout (Left, Right, Stride), and value types
-/// half_t, float, double (sums in accumulator_t, SparStencil_Precision.hpp). Views are
-/// checked by the front-end (SparStencil_Apply.hpp) before they get here.
+/// The generic executor: Kokkos kernels on any execution space (Serial, OpenMP, Threads,
+/// CUDA, HIP), any layout (Left, Right, Stride), value types half_t, float, double (sums in
+/// accumulator_t, SparStencil_Precision.hpp). Views are checked by the front-end
+/// (SparStencil_Apply.hpp) before they get here.
+///
+/// A step is one launch over the interior (SparStencil_GenericKernels.hpp) and, unless the
+/// boundary mode is `interior`, one over the rim. The interior kernel's variant
+/// (GenericConfig) is forced by the caller, taken from a short autotuning pass cached per
+/// (shape, extents, strides, scalar, execution space, device), or a default for grids too
+/// small to be worth tuning (docs/GENERIC.md).
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "SparStencil_Boundary.hpp"
+#include "SparStencil_Error.hpp"
+#include "SparStencil_GenericKernels.hpp"
 #include "SparStencil_Precision.hpp"
 #include "SparStencil_Stencil.hpp"
 
-namespace sparstencil::impl {
+namespace sparstencil {
 
-/// Element of a rank-D View at a multi-index.
-template <int D, class View>
-KOKKOS_INLINE_FUNCTION auto& element(const View& v, const Kokkos::Array<int, D>& i) {
-  if constexpr (D == 1) {
-    return v(i[0]);
-  } else if constexpr (D == 2) {
-    return v(i[0], i[1]);
-  } else {
-    return v(i[0], i[1], i[2]);
+/// How the generic executor's interior kernel reaches its inputs (docs/GENERIC.md).
+enum class GenericCaching {
+  hardware,  ///< straight from global memory through the caches; V outputs a thread
+  scratch,   ///< the team's tile and halo copied to team scratch first; V outputs a thread
+  streaming  ///< GPU, 2-D/3-D stars and boxes: planes streamed through scratch, sums in registers
+};
+
+/// One variant of the generic executor's interior kernel.
+struct GenericConfig {
+  GenericCaching caching = GenericCaching::hardware;
+  int threads_fast       = 64;  ///< threads of a team along the contiguous axis
+  int threads_second     = 4;   ///< threads along the next axis (2-D hardware/scratch: the blocking axis)
+  /// hardware, scratch: outputs per thread along the blocking axis (1, 2, 4 or 8);
+  /// streaming: planes a team walks along the slowest axis (1 to 4096).
+  int outputs = 4;
+
+  friend bool operator==(const GenericConfig& a, const GenericConfig& b) {
+    return a.caching == b.caching && a.threads_fast == b.threads_fast &&
+           a.threads_second == b.threads_second && a.outputs == b.outputs;
   }
+};
+
+inline std::string to_string(const GenericConfig& c) {
+  std::ostringstream s;
+  const char* caching[] = {"cached", "scratch", "streaming"};
+  s << caching[static_cast<int>(c.caching)] << ' ' << c.threads_fast << 'x' << c.threads_second << " threads, ";
+  if (c.caching == GenericCaching::streaming) s << c.outputs << " planes a team";
+  else s << c.outputs << (c.outputs == 1 ? " output" : " outputs") << " each";
+  return s.str();
 }
 
-/// A stencil's offsets and weights copied once into the execution space's memory, so that
-/// repeated steps (iterate) pay the upload once.
-template <int D, class ExecSpace, class Acc>
-struct DeviceStencil {
-  using memory_space = typename ExecSpace::memory_space;
-  Kokkos::View<int**, Kokkos::LayoutRight, memory_space> offsets;
-  Kokkos::View<Acc*, memory_space> weights;
-  Kokkos::Array<int, D> radius;
+/// How the generic executor picks its variant when none is forced.
+struct GenericTuning {
+  bool autotune        = true;     ///< time the candidates once per problem (grids of min_points or more)
+  long min_points      = 1L << 20;  ///< smaller grids take the default variant untimed
+};
 
-  DeviceStencil(const ExecSpace& space, const Stencil<D>& stencil)
-      : offsets("sparstencil::offsets", stencil.size(), D),
-        weights("sparstencil::weights", stencil.size()) {
+namespace impl {
+
+/// The variants the tuner times, per dimension; the first is the untimed default.
+inline std::vector<GenericConfig> generic_candidates(int dimension, bool gpu) {
+  constexpr auto hw = GenericCaching::hardware, sw = GenericCaching::scratch, st = GenericCaching::streaming;
+  if (!gpu) {
+    // Host spaces run one thread per team: the team's tile is a loop, so only the tile
+    // shape and outputs per iteration matter.
+    if (dimension == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {sw, 256, 1, 4}};
+    return {{hw, 64, 4, 4}, {hw, 64, 4, 2}, {hw, 32, 8, 8}, {sw, 64, 4, 4}};
+  }
+  if (dimension == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {hw, 256, 1, 2}, {hw, 128, 1, 8}, {sw, 256, 1, 4}};
+  if (dimension == 2) {
+    return {{hw, 64, 4, 4},   {hw, 64, 4, 2},   {hw, 128, 2, 4},  {hw, 32, 8, 4},  {hw, 64, 4, 8},
+            {hw, 32, 4, 8},   {sw, 64, 4, 4},   {st, 128, 1, 64}, {st, 256, 1, 64}, {st, 128, 1, 256},
+            {st, 256, 1, 128}};
+  }
+  return {{hw, 32, 8, 4},  {hw, 64, 4, 4},  {hw, 32, 8, 8},  {hw, 64, 4, 8},  {hw, 64, 2, 8},
+          {sw, 32, 8, 4},  {st, 32, 8, 64}, {st, 32, 8, 128}, {st, 64, 4, 64}, {st, 32, 4, 128},
+          {st, 32, 4, 64}};
+}
+
+template <class ExecSpace>
+constexpr bool runs_on_host() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+}
+
+/// A stencil made ready for one execution space: its terms in device memory (rim and
+/// run-time shapes) and, when it is a star or box the kernels know, that shape.
+template <int D, class ExecSpace, class T>
+class GenericExecutor {
+ public:
+  using Acc         = accumulator_t<T>;
+  using MemorySpace = typename ExecSpace::memory_space;
+
+  GenericExecutor(const ExecSpace& space, const Stencil<D>& stencil)
+      : m_stencil(stencil), m_match(match_shape(stencil)) {
+    Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> offsets("sparstencil::offsets", stencil.size(), D);
+    Kokkos::View<Acc*, MemorySpace> weights("sparstencil::weights", stencil.size());
     auto host_offsets = Kokkos::create_mirror_view(offsets);
     auto host_weights = Kokkos::create_mirror_view(weights);
     for (std::size_t t = 0; t < stencil.size(); ++t) {
       for (int a = 0; a < D; ++a) host_offsets(t, a) = stencil.terms()[t].offset[a];
       host_weights(t) = static_cast<Acc>(stencil.terms()[t].weight);
     }
-    for (int a = 0; a < D; ++a) radius[a] = stencil.radius()[a];
     Kokkos::deep_copy(space, offsets, host_offsets);
     Kokkos::deep_copy(space, weights, host_weights);
+    m_terms = {offsets, weights};
   }
-};
 
-template <int D, class InView, class OutView, class ExecSpace>
-struct GenericStencilKernel {
-  using value_type = typename OutView::non_const_value_type;
-  using acc_type   = accumulator_t<value_type>;
+  /// Name of the shape the interior kernel is specialised for ("box r1"), or "any".
+  std::string shape_name() const {
+    if (!m_match || !instantiated(*m_match)) return "any";
+    return std::string(to_string(m_match->kind)) + " r" + std::to_string(m_match->radius);
+  }
 
-  InView m_in;
-  OutView m_out;
-  Kokkos::View<const int**, Kokkos::LayoutRight, typename ExecSpace::memory_space> m_offsets;
-  Kokkos::View<const acc_type*, typename ExecSpace::memory_space> m_weights;
-  Kokkos::Array<int, D> m_extent;
-  Kokkos::Array<int, D> m_radius;
-  Boundary m_boundary;
+  /// One step from `in` to `out` with `config`; asynchronous on `space`.
+  template <class InView, class OutView>
+  void apply(const ExecSpace& space, const InView& in, const OutView& out, Boundary boundary,
+             GenericConfig config) const {
+    config = runnable(config, in, out);
+    // Streaming kernels wrap their reads: under a periodic boundary they cover the rim too.
+    const bool wrap     = config.caching == GenericCaching::streaming && boundary == Boundary::periodic;
+    const Geometry<D> g = geometry(in, out, config, wrap);
+    bool empty          = false;
+    for (int k = 0; k < D; ++k) empty = empty || g.count[k] <= 0;
+    if (!empty) with_shape(g, [&](const auto& shape) { launch_interior(space, shape, in.data(), out.data(), g, config); });
+    if (boundary != Boundary::interior && !wrap) launch_rim(space, in, out, g, boundary);
+  }
 
-  KOKKOS_INLINE_FUNCTION void operator()(int i0) const { point({i0}); }
-  KOKKOS_INLINE_FUNCTION void operator()(int i0, int i1) const { point({i0, i1}); }
-  KOKKOS_INLINE_FUNCTION void operator()(int i0, int i1, int i2) const { point({i0, i1, i2}); }
-
-  KOKKOS_INLINE_FUNCTION void point(const Kokkos::Array<int, D>& i) const {
-    bool interior = true;
-    for (int a = 0; a < D; ++a) {
-      interior = interior && i[a] >= m_radius[a] && i[a] < m_extent[a] - m_radius[a];
+  /// The variant that runs for `config`. Streaming needs a GPU team, a plane (2-D, 3-D)
+  /// and a star or box compiled in: elsewhere the hardware-cached variant with 4 outputs
+  /// a thread runs. The hardware-cached kernels read the fastest axis with unit stride,
+  /// so Views strided along it take the software-cached one.
+  template <class InView, class OutView>
+  GenericConfig runnable(GenericConfig config, const InView& in, const OutView& out) const {
+    if (config.caching == GenericCaching::streaming &&
+        (D == 1 || runs_on_host<ExecSpace>() || shape_name() == "any")) {
+      config.caching = GenericCaching::hardware;
+      config.outputs = 4;
     }
-    if (!interior && m_boundary != Boundary::periodic) {
-      if (m_boundary == Boundary::fixed_rim) element<D>(m_out, i) = element<D>(m_in, i);
-      return;
-    }
-    acc_type sum  = 0;
-    const int nterms = static_cast<int>(m_weights.extent(0));
-    for (int t = 0; t < nterms; ++t) {
-      Kokkos::Array<int, D> j;
-      for (int a = 0; a < D; ++a) {
-        // |offset| <= radius < extent / 2, so one wrap is enough (periodic reads only).
-        int k = i[a] + m_offsets(t, a);
-        k += (k < 0) ? m_extent[a] : 0;
-        k -= (k >= m_extent[a]) ? m_extent[a] : 0;
-        j[a] = k;
+    const Geometry<D> g = geometry(in, out, config);
+    if (config.caching == GenericCaching::hardware && g.in_stride[D - 1] != 1) config.caching = GenericCaching::scratch;
+    return config;
+  }
+
+  /// Checks a forced variant before it runs.
+  static void check(const GenericConfig& c) {
+    if (c.caching == GenericCaching::streaming) {
+      if (c.outputs < 1 || c.outputs > 4096) {
+        fail("apply", "generic variant: streaming ", c.outputs, " planes a team must be 1 to 4096");
       }
-      sum += m_weights(t) * static_cast<acc_type>(element<D>(m_in, j));
+    } else if (c.outputs != 1 && c.outputs != 2 && c.outputs != 4 && c.outputs != 8) {
+      fail("apply", "generic variant: outputs per thread ", c.outputs, " must be 1, 2, 4 or 8");
     }
-    element<D>(m_out, i) = static_cast<value_type>(sum);
+    if (c.threads_fast < 1 || c.threads_second < 1 || c.threads_fast * c.threads_second > max_team_threads) {
+      fail("apply", "generic variant: ", c.threads_fast, " x ", c.threads_second,
+           " threads per team must be positive and at most ", max_team_threads, " in all");
+    }
+  }
+
+ private:
+  Stencil<D> m_stencil;
+  std::optional<ShapeMatch> m_match;
+  RuntimeShape<D, Acc, MemorySpace> m_terms;
+
+  /// The stars and boxes compiled in: the presets' shapes.
+  static constexpr bool instantiated(const ShapeMatch& m) {
+    if (D == 1) return m.radius <= 2;
+    if (D == 2) return m.radius == 1 || m.radius == 3;
+    return m.radius == 1;
+  }
+
+  template <class F>
+  void with_shape(const Geometry<D>& g, F&& f) const {
+    if (m_match && instantiated(*m_match)) {
+      const bool star = m_match->kind == ShapeKind::star;
+      if constexpr (D == 1) {
+        if (m_match->radius == 1) return f(fixed_shape<FixedShape<1, 1, ShapeKind::star, Acc>>(m_stencil, g.axis));
+        return f(fixed_shape<FixedShape<1, 2, ShapeKind::star, Acc>>(m_stencil, g.axis));
+      } else if constexpr (D == 2) {
+        if (m_match->radius == 1) {
+          if (star) return f(fixed_shape<FixedShape<2, 1, ShapeKind::star, Acc>>(m_stencil, g.axis));
+          return f(fixed_shape<FixedShape<2, 1, ShapeKind::box, Acc>>(m_stencil, g.axis));
+        }
+        if (star) return f(fixed_shape<FixedShape<2, 3, ShapeKind::star, Acc>>(m_stencil, g.axis));
+        return f(fixed_shape<FixedShape<2, 3, ShapeKind::box, Acc>>(m_stencil, g.axis));
+      } else {
+        if (star) return f(fixed_shape<FixedShape<3, 1, ShapeKind::star, Acc>>(m_stencil, g.axis));
+        return f(fixed_shape<FixedShape<3, 1, ShapeKind::box, Acc>>(m_stencil, g.axis));
+      }
+    }
+    f(m_terms);
+  }
+
+  /// Kernel axes (slowest stride first), interior box and tiles of `config`.
+  template <class InView, class OutView>
+  Geometry<D> geometry(const InView& in, const OutView& out, const GenericConfig& config, bool wrap = false) const {
+    Geometry<D> g;
+    g.wrap = wrap;
+    Kokkos::Array<int, D> order;
+    for (int a = 0; a < D; ++a) order[a] = a;
+    // Largest output stride first; ties keep the later (LayoutRight-like) axis faster.
+    std::stable_sort(order.data(), order.data() + D, [&](int x, int y) { return out.stride(x) > out.stride(y); });
+    for (int k = 0; k < D; ++k) {
+      const int a    = order[k];
+      g.axis[k]      = a;
+      g.halo[k]      = m_stencil.radius()[a];
+      g.extent[k]    = static_cast<int>(out.extent(a));
+      g.lo[k]        = wrap ? 0 : g.halo[k];
+      g.count[k]     = wrap ? g.extent[k] : g.extent[k] - 2 * g.halo[k];
+      g.in_stride[k] = static_cast<long>(in.stride(a));
+      g.out_stride[k] = static_cast<long>(out.stride(a));
+    }
+    if constexpr (D == 1) {
+      g.threads_fast   = config.threads_fast * config.threads_second;
+      g.threads_second = 1;
+      g.tile[0]        = g.threads_fast * config.outputs;
+    } else if (config.caching == GenericCaching::streaming) {
+      // A plane of threads across the axes k >= 1; `outputs` planes along k = 0.
+      g.threads_fast   = config.threads_fast;
+      g.threads_second = config.threads_second;
+      g.tile[0]        = config.outputs;
+      g.tile[D - 1]    = config.threads_fast;
+      if constexpr (D == 2) g.tile[1] = config.threads_fast * config.threads_second;
+      if constexpr (D == 3) g.tile[1] = config.threads_second;
+    } else {
+      g.threads_fast   = config.threads_fast;
+      g.threads_second = config.threads_second;
+      g.tile[D - 1]    = config.threads_fast;
+      if constexpr (D == 2) {
+        g.tile[0] = config.threads_second * config.outputs;
+      } else {
+        g.tile[1] = config.threads_second;
+        g.tile[0] = config.outputs;
+      }
+    }
+    for (int k = 0; k < D; ++k) g.tiles[k] = std::max(1, (g.count[k] + g.tile[k] - 1) / g.tile[k]);
+    return g;
+  }
+
+  template <class Shape>
+  void launch_interior(const ExecSpace& space, const Shape& shape, const T* in, T* out, const Geometry<D>& g,
+                       const GenericConfig& config) const {
+    if (config.caching == GenericCaching::streaming) {
+      // runnable() sent run-time shapes, 1-D and host spaces elsewhere.
+      if constexpr (D >= 2 && !runs_on_host<ExecSpace>() && !std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
+        return launch_interior<StreamKernel<T, D, Shape, ExecSpace>>(space, {in, out, g, shape});
+      }
+      fail("apply", "generic variant: streaming cannot run here (internal: runnable() not applied)");
+    }
+    const bool scratch = config.caching == GenericCaching::scratch;
+    switch (config.outputs) {
+      case 1: return launch_interior<Shape, 1>(space, shape, in, out, g, scratch);
+      case 2: return launch_interior<Shape, 2>(space, shape, in, out, g, scratch);
+      case 4: return launch_interior<Shape, 4>(space, shape, in, out, g, scratch);
+      case 8: return launch_interior<Shape, 8>(space, shape, in, out, g, scratch);
+      default: check(config);
+    }
+  }
+
+  template <class Shape, int V>
+  void launch_interior(const ExecSpace& space, const Shape& shape, const T* in, T* out, const Geometry<D>& g,
+                       bool scratch) const {
+    if (scratch) return launch_interior<InteriorKernel<T, D, Shape, V, true, ExecSpace>>(space, {in, out, g, shape});
+    launch_interior<InteriorKernel<T, D, Shape, V, false, ExecSpace>>(space, {in, out, g, shape});
+  }
+
+  template <class Kernel>
+  static void launch_interior(const ExecSpace& space, const Kernel& kernel) {
+    const Geometry<D>& g = kernel.g;
+    long league          = 1;
+    for (int k = 0; k < D; ++k) league *= g.tiles[k];
+    if (league > INT32_MAX) fail("apply", "generic executor: ", league, " tiles exceed 2^31 - 1");
+    const int threads   = g.threads_fast * g.threads_second;
+    const int team_size = runs_on_host<ExecSpace>() ? 1 : threads;
+    using Policy = Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>;
+    Policy policy(space, static_cast<int>(league), team_size);
+    const char* label = Kernel::label;
+    if constexpr (Kernel::scratch) {
+      const long bytes   = Kernel::scratch_elements(g) * static_cast<long>(sizeof(T));
+      const long max     = Policy::scratch_size_max(0);
+      if (bytes > max) {
+        fail("apply", "generic variant: a tile with its halo needs ", bytes, " bytes of team scratch, ",
+             ExecSpace::name(), " offers ", max);
+      }
+      policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+    }
+    if constexpr (Kernel::streaming) {
+      const int plane = Kernel::plane_elements(g);
+      if (plane > Kernel::loads_per_thread * threads) {
+        fail("apply", "generic variant: a plane of ", plane, " values needs more than ", Kernel::loads_per_thread,
+             " loads for each of the team's ", threads, " threads");
+      }
+      const long bytes = Kernel::scratch_bytes(g);
+      if (bytes > Policy::scratch_size_max(0)) {
+        fail("apply", "generic variant: ", Kernel::group, " planes double-buffered need ", bytes,
+             " bytes of team scratch, ", ExecSpace::name(), " offers ", Policy::scratch_size_max(0));
+      }
+      policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+    }
+    const int most = policy.team_size_max(kernel, Kokkos::ParallelForTag());
+    if (team_size > most) {
+      fail("apply", "generic variant: ", team_size, " threads per team exceed the ", most, " ",
+           ExecSpace::name(), " allows for this kernel");
+    }
+    Kokkos::parallel_for(label, policy, kernel);
+  }
+
+  template <class InView, class OutView>
+  void launch_rim(const ExecSpace& space, const InView& in, const OutView& out, const Geometry<D>& g,
+                  Boundary boundary) const {
+    using Kernel = RimKernel<D, InView, OutView, MemorySpace>;
+    Kokkos::Array<int, D> extent;
+    for (int a = 0; a < D; ++a) extent[a] = static_cast<int>(out.extent(a));
+    RimSlabs<D> slabs;
+    slabs.axis     = g.axis;
+    slabs.begin[0] = 0;
+    for (int a = 0; a < D; ++a) {
+      const int r = m_stencil.radius()[a];
+      if (r == 0) continue;
+      for (int end = 0; end < 2; ++end) {
+        long points = 1;
+        for (int k = 0; k < D; ++k) {
+          const int b  = g.axis[k];
+          const int rb = m_stencil.radius()[b];
+          int lower = b < a ? rb : 0, upper = b < a ? extent[b] - rb : extent[b];
+          if (b == a) {
+            lower = end == 0 ? 0 : extent[a] - r;
+            upper = end == 0 ? r : extent[a];
+          }
+          slabs.lower[slabs.count][k]  = lower;
+          slabs.extent[slabs.count][k] = upper - lower;
+          points *= upper - lower;
+        }
+        slabs.begin[slabs.count + 1] = slabs.begin[slabs.count] + points;
+        ++slabs.count;
+      }
+    }
+    if (slabs.count == 0) return;
+    const Kernel kernel{in, out, m_terms, extent, boundary, slabs};
+    Kokkos::parallel_for("sparstencil::generic[rim]",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(space, 0, slabs.begin[slabs.count]),
+                         kernel);
   }
 };
 
-/// Iteration order that walks the View's fastest index innermost.
-template <class Layout>
-constexpr Kokkos::Iterate iteration_order() {
-  if constexpr (std::is_same_v<Layout, Kokkos::LayoutLeft>) {
-    return Kokkos::Iterate::Left;
-  } else if constexpr (std::is_same_v<Layout, Kokkos::LayoutRight>) {
-    return Kokkos::Iterate::Right;
-  } else {
-    return Kokkos::Iterate::Default;
+/// The executor for a stencil on an execution space, built (terms uploaded) once per
+/// process and released when Kokkos finalizes. Keyed by offsets and weights; the cache
+/// is emptied when it passes 64 stencils, so programs that change weights every step do
+/// not grow it without bound.
+template <int D, class ExecSpace, class T>
+std::shared_ptr<const GenericExecutor<D, ExecSpace, T>> cached_generic_executor(const ExecSpace& space,
+                                                                                const Stencil<D>& stencil) {
+  using Executor = GenericExecutor<D, ExecSpace, T>;
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const Executor>> cache;
+  static bool hooked = false;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!hooked) {
+    Kokkos::push_finalize_hook([] {
+      const std::lock_guard<std::mutex> guard(mutex);
+      cache.clear();
+    });
+    hooked = true;
   }
+  std::ostringstream key;
+  key << ExecSpace::name();
+  for (const Term<D>& t : stencil.terms()) key << '|' << tuple_string(t.offset) << ':' << std::hexfloat << t.weight;
+  if (auto it = cache.find(key.str()); it != cache.end()) return it->second;
+  if (cache.size() >= 64) cache.clear();
+  auto executor = std::make_shared<const Executor>(space, stencil);
+  cache.emplace(key.str(), executor);
+  return executor;
 }
 
-/// One step on `space`; asynchronous like any Kokkos kernel launch.
-template <int D, class ExecSpace, class InView, class OutView>
-void generic_apply(const ExecSpace& space,
-                   const DeviceStencil<D, ExecSpace, accumulator_t<typename OutView::non_const_value_type>>& stencil,
-                   const InView& in, const OutView& out, Boundary boundary) {
-  using Kernel = GenericStencilKernel<D, InView, OutView, ExecSpace>;
-  Kokkos::Array<int, D> extent;
-  for (int a = 0; a < D; ++a) extent[a] = static_cast<int>(out.extent(a));
-  const Kernel kernel{in, out, stencil.offsets, stencil.weights, extent, stencil.radius, boundary};
-  if constexpr (D == 1) {
-    Kokkos::parallel_for("sparstencil::generic", Kokkos::RangePolicy<ExecSpace>(space, 0, extent[0]),
-                         kernel);
-  } else {
-    constexpr Kokkos::Iterate order = iteration_order<typename OutView::array_layout>();
-    using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<D, order, order>>;
-    typename Policy::point_type lower, upper;
-    for (int a = 0; a < D; ++a) {
-      lower[a] = 0;
-      upper[a] = extent[a];
+/// Key of a tuning result: everything that changes the timing but the boundary (which
+/// the caller appends), nothing that does not (weights).
+template <int D, class ExecSpace, class T, class InView, class OutView>
+std::string tuning_key(const ExecSpace& space, const GenericExecutor<D, ExecSpace, T>& executor,
+                       const Stencil<D>& stencil, const InView& in, const OutView& out) {
+  std::ostringstream key;
+  key << ExecSpace::name() << '|' << sizeof(T) << '|' << D << '|' << executor.shape_name();
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) key << "|device " << space.cuda_device();
+#endif
+  (void)space;
+  if (executor.shape_name() == "any") {
+    for (const Term<D>& t : stencil.terms()) key << '|' << tuple_string(t.offset);
+  }
+  for (int a = 0; a < D; ++a) key << '|' << out.extent(a) << ':' << in.stride(a) << ':' << out.stride(a);
+  return key.str();
+}
+
+/// The variant for this problem: forced, tuned (timed once, then remembered), or default.
+template <int D, class ExecSpace, class T, class InView, class OutView>
+GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, ExecSpace, T>& executor,
+                             const Stencil<D>& stencil, const InView& in, const OutView& out,
+                             Boundary boundary, const std::optional<GenericConfig>& forced,
+                             const GenericTuning& tuning) {
+  if (forced) {
+    GenericExecutor<D, ExecSpace, T>::check(*forced);
+    return *forced;
+  }
+  const std::vector<GenericConfig> candidates = generic_candidates(D, !runs_on_host<ExecSpace>());
+  long points = 1;
+  for (int a = 0; a < D; ++a) points *= static_cast<long>(out.extent(a));
+  if (!tuning.autotune || points < tuning.min_points) return candidates.front();
+
+  static std::mutex mutex;
+  static std::map<std::string, GenericConfig> tuned;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const std::string key = tuning_key(space, executor, stencil, in, out) + '|' + to_string(boundary);
+  if (auto it = tuned.find(key); it != tuned.end()) return it->second;
+  // Each candidate: one warm-up step, then the median of three timed steps under the
+  // caller's boundary (some variants cover the rim themselves). The steps write `out`,
+  // which the caller's own step overwrites next.
+  GenericConfig best = candidates.front();
+  double best_seconds = -1;
+  for (const GenericConfig& c : candidates) {
+    std::vector<double> seconds;
+    try {
+      executor.apply(space, in, out, boundary, c);
+      space.fence();
+      for (int run = 0; run < 3; ++run) {
+        Kokkos::Timer timer;
+        executor.apply(space, in, out, boundary, c);
+        space.fence();
+        seconds.push_back(timer.seconds());
+      }
+    } catch (const std::runtime_error&) {
+      continue;  // a variant this device cannot launch (too many threads or too much scratch)
     }
-    Kokkos::parallel_for("sparstencil::generic", Policy(space, lower, upper), kernel);
+    std::sort(seconds.begin(), seconds.end());
+    if (best_seconds < 0 || seconds[1] < best_seconds) {
+      best_seconds = seconds[1];
+      best         = c;
+    }
   }
+  tuned.emplace(key, best);
+  return best;
 }
 
-}  // namespace sparstencil::impl
+}  // namespace impl
+}  // namespace sparstencil

@@ -1,0 +1,409 @@
+#pragma once
+/// The generic executor's kernels (docs/GENERIC.md):
+///  - InteriorKernel: the interior (every point at least the radius from each end), one
+///    team per tile, each thread V outputs along the blocking axis. Hardware-cached (loads
+///    straight from global memory through the caches) or software-cached (the tile and its
+///    halo first copied into team scratch). Reads never leave the grid, so no index wraps.
+///  - RimKernel: the rim under the boundary mode (periodic wrap, fixed copy), point by point.
+/// Both take raw pointers and strides, so one instantiation serves every layout.
+#include <Kokkos_Core.hpp>
+
+#include "SparStencil_Boundary.hpp"
+#include "SparStencil_GenericShapes.hpp"
+#include "SparStencil_Precision.hpp"
+
+namespace sparstencil::impl {
+
+/// Where a tile's outputs and inputs lie, in kernel-axis order (k = 0 blocking axis,
+/// k = D - 1 fastest): `axis[k]` is the view axis; the interior starts at `lo` and spans
+/// `count`; strides in elements; `halo` the stencil's radius along each axis; tiles are
+/// `tile` points along each axis (tile[0] = V times the threads along k = 0).
+template <int D>
+struct Geometry {
+  Kokkos::Array<int, D> axis, lo, count, halo, tile, tiles;
+  Kokkos::Array<long, D> in_stride, out_stride;
+  int threads_fast = 1;  ///< threads along k = D - 1 (2-D, 3-D) or k = 0 (1-D)
+  int threads_second = 1;
+  /// Periodic boundary handled by the kernel itself (streaming): the "interior" is the
+  /// whole grid (lo = 0) and reads wrap around; no rim kernel runs.
+  bool wrap = false;
+  Kokkos::Array<int, D> extent;  ///< grid extents per kernel axis (for wrapping)
+};
+
+/// Origin of the tile a team owns (interior coordinates), from its league rank with the
+/// fastest axis varying first.
+template <int D>
+KOKKOS_INLINE_FUNCTION Kokkos::Array<int, D> tile_origin(const Geometry<D>& g, int rank) {
+  Kokkos::Array<int, D> origin;
+  for (int k = D - 1; k >= 0; --k) {
+    origin[k] = (rank % g.tiles[k]) * g.tile[k];
+    rank /= g.tiles[k];
+  }
+  return origin;
+}
+
+/// Coordinate c (at most one extent outside [0, n)) wrapped into the grid.
+KOKKOS_INLINE_FUNCTION int wrapped(int c, int n) { return c < 0 ? c + n : c >= n ? c - n : c; }
+
+/// Adds V consecutive outputs along k = 0 of a fixed shape: each input value is loaded
+/// once and added to every output it feeds. The fastest axis has unit stride (scratch
+/// tiles always; global memory where the executor routes it here), so neighbours along
+/// it are constant offsets from one address.
+template <int V, class Shape, class Acc, class T>
+KOKKOS_FORCEINLINE_FUNCTION void accumulate(const Shape& shape, const T* KOKKOS_RESTRICT src, long base,
+                                            const Kokkos::Array<long, Shape::rank>& stride, Acc (&acc)[V],
+                                            const Kokkos::Array<int, Shape::rank>&) {
+  constexpr int R = Shape::radius;
+  const T* KOKKOS_RESTRICT p = src + base;
+  const int s0 = static_cast<int>(stride[0]);
+  const int s1 = Shape::rank == 3 ? static_cast<int>(stride[1]) : 0;
+  SPARSTENCIL_UNROLL
+  for (int j = 0; j < V + 2 * R; ++j) {
+    SPARSTENCIL_UNROLL
+    for (int u = 0; u < Shape::rest_count; ++u) {
+      bool needed = false;
+      SPARSTENCIL_UNROLL
+      for (int v = 0; v < V; ++v) needed = needed || Shape::has(j - R - v, u);
+      if (!needed) continue;
+      int offset = (j - R) * s0;
+      if constexpr (Shape::rank == 2) offset += Shape::rest_offset(u, 1);
+      if constexpr (Shape::rank == 3) offset += Shape::rest_offset(u, 1) * s1 + Shape::rest_offset(u, 2);
+      const Acc x = static_cast<Acc>(p[offset]);
+      SPARSTENCIL_UNROLL
+      for (int v = 0; v < V; ++v) {
+        if (Shape::has(j - R - v, u)) acc[v] += shape.weights[(j - v) * Shape::rest_count + u] * x;
+      }
+    }
+  }
+}
+
+/// The same for any stencil: terms looped at run time.
+template <int V, int D, class Acc, class MemorySpace, class T>
+KOKKOS_FORCEINLINE_FUNCTION void accumulate(const RuntimeShape<D, Acc, MemorySpace>& shape,
+                                            const T* KOKKOS_RESTRICT src, long base,
+                                            const Kokkos::Array<long, RuntimeShape<D, Acc, MemorySpace>::rank>& stride,
+                                            Acc (&acc)[V],
+                                            const Kokkos::Array<int, RuntimeShape<D, Acc, MemorySpace>::rank>& axis) {
+  const int terms = static_cast<int>(shape.weights.extent(0));
+  for (int t = 0; t < terms; ++t) {
+    long offset = base;
+    for (int k = 0; k < D; ++k) offset += shape.offsets(t, axis[k]) * stride[k];
+    const Acc w = shape.weights(t);
+    SPARSTENCIL_UNROLL
+    for (int v = 0; v < V; ++v) acc[v] += w * static_cast<Acc>(src[offset + v * stride[0]]);
+  }
+}
+
+/// The interior kernels are compiled for teams of up to 256 threads, two teams an SM at
+/// least (GPUs): up to 128 registers a thread, so the unrolled sums of large shapes with
+/// 8 outputs a thread stay in registers (Kokkos' default bound allows 64).
+inline constexpr int max_team_threads = 256;
+using InteriorLaunchBounds            = Kokkos::LaunchBounds<max_team_threads, 2>;
+
+template <class T, int D, class Shape, int V, bool Scratch, class ExecSpace>
+struct InteriorKernel {
+  using Acc    = accumulator_t<T>;
+  using Member = typename Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::member_type;
+  using ScratchView =
+      Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr bool scratch   = Scratch;
+  static constexpr bool streaming = false;
+  static constexpr const char* label = Scratch ? "sparstencil::generic[scratch]" : "sparstencil::generic[cached]";
+
+  const T* in;
+  T* out;
+  Geometry<D> g;
+  Shape shape;
+
+  /// Scratch extents and strides of a tile with its halo (software-cached variant).
+  KOKKOS_INLINE_FUNCTION Kokkos::Array<int, D> scratch_extent() const {
+    Kokkos::Array<int, D> e;
+    for (int k = 0; k < D; ++k) e[k] = g.tile[k] + 2 * g.halo[k];
+    return e;
+  }
+  KOKKOS_INLINE_FUNCTION static long scratch_elements(const Geometry<D>& g) {
+    long n = 1;
+    for (int k = 0; k < D; ++k) n *= g.tile[k] + 2 * g.halo[k];
+    return n;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
+    const T* src = in;
+    Kokkos::Array<long, D> src_stride = g.in_stride;
+    if constexpr (Scratch) {
+      const Kokkos::Array<int, D> e = scratch_extent();
+      ScratchView tile(team.team_scratch(0), scratch_elements(g));
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(scratch_elements(g))), [&](int i) {
+        long global = 0;
+        bool inside = true;
+        for (int k = D - 1, rest = i; k >= 0; --k) {
+          const int c = rest % e[k];
+          rest /= e[k];
+          // Only the part of the tile that is in the interior, plus its halo, is read.
+          inside = inside && c < g.count[k] - origin[k] + 2 * g.halo[k];
+          global += static_cast<long>(g.lo[k] + origin[k] + c - g.halo[k]) * g.in_stride[k];
+        }
+        if (inside) tile(i) = in[global];
+      });
+      team.team_barrier();
+      src = tile.data();
+      long s = 1;
+      for (int k = D - 1; k >= 0; --k) {
+        src_stride[k] = s;
+        s *= e[k];
+      }
+    }
+    const int threads = g.threads_fast * g.threads_second;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, threads), [&](int t) {
+      // Thread t's first output, relative to the tile origin.
+      Kokkos::Array<int, D> local;
+      if constexpr (D == 1) {
+        local[0] = t * V;
+      } else {
+        local[D - 1] = t % g.threads_fast;
+        if constexpr (D == 2) {
+          local[0] = (t / g.threads_fast) * V;
+        } else {
+          local[1] = t / g.threads_fast;
+          local[0] = 0;
+        }
+      }
+      for (int k = 1; k < D; ++k) {
+        if (origin[k] + local[k] >= g.count[k]) return;
+      }
+      const int valid = g.count[0] - origin[0] - local[0];
+      if (valid <= 0) return;
+      long base = 0, target = 0;
+      for (int k = 0; k < D; ++k) {
+        const int i = origin[k] + local[k];
+        base += Scratch ? static_cast<long>(local[k] + g.halo[k]) * src_stride[k]
+                        : static_cast<long>(g.lo[k] + i) * g.in_stride[k];
+        target += static_cast<long>(g.lo[k] + i) * g.out_stride[k];
+      }
+      if (valid >= V) {
+        Acc acc[V] = {};
+        accumulate<V>(shape, src, base, src_stride, acc, g.axis);
+        SPARSTENCIL_UNROLL
+        for (int v = 0; v < V; ++v) out[target + v * g.out_stride[0]] = static_cast<T>(acc[v]);
+      } else {
+        // The tile's last outputs along k = 0: one at a time, so no read passes the rim.
+        for (int v = 0; v < valid; ++v) {
+          Acc acc[1] = {};
+          accumulate<1>(shape, src, base + v * src_stride[0], src_stride, acc, g.axis);
+          out[target + v * g.out_stride[0]] = static_cast<T>(acc[0]);
+        }
+      }
+    });
+  }
+};
+
+/// Streaming variant (2-D and 3-D, fixed shapes): a team owns a tile across the axes
+/// k >= 1 and walks a chunk of `tile[0]` outputs along k = 0, `group` planes at a time.
+/// Each input plane (tile plus halo) is read from global memory once per team into team
+/// scratch (two groups of planes: the next group's loads are in flight while this one is
+/// used); every thread reads its (2R+1)^(D-1) neighbours from scratch once per plane and
+/// adds them to the 2R+1 outputs along k = 0 they feed, held in registers.
+template <class T, int D, class Shape, class ExecSpace>
+struct StreamKernel {
+  static_assert(D >= 2, "streaming needs an axis to stream along and a plane across it");
+  using Acc    = accumulator_t<T>;
+  using Member = typename Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::member_type;
+  using ScratchView =
+      Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int R                = Shape::radius;
+  static constexpr bool scratch         = false;  // sized by the executor from the plane
+  static constexpr bool streaming       = true;
+  static constexpr const char* label    = "sparstencil::generic[streaming]";
+  static constexpr int group            = 8;  ///< planes loaded per step (one barrier each)
+  static constexpr int loads_per_thread = 2;  ///< plane values a thread loads at most
+
+  const T* in;
+  T* out;
+  Geometry<D> g;
+  Shape shape;
+
+  KOKKOS_INLINE_FUNCTION static int plane_elements(const Geometry<D>& g) {
+    int n = 1;
+    for (int k = 1; k < D; ++k) n *= g.tile[k] + 2 * R;
+    return n;
+  }
+  static long scratch_bytes(const Geometry<D>& g) { return 2L * group * plane_elements(g) * sizeof(T); }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
+    const int plane   = plane_elements(g);
+    const int threads = g.threads_fast * g.threads_second;
+    const int width   = g.tile[D - 1] + 2 * R;  // plane pitch along the fastest axis
+    ScratchView buffer(team.team_scratch(0), 2 * group * plane);
+    const int outputs = g.count[0] - origin[0] < g.tile[0] ? g.count[0] - origin[0] : g.tile[0];
+    const int planes  = outputs + 2 * R;
+    const int steps   = (planes + group - 1) / group;
+
+    // GPU teams only (one thread per team rank): each thread keeps its own ring of sums
+    // across the planes, which a host team of one thread could not.
+    const int t = team.team_rank();
+    // This thread's share of a plane: elements t, t + threads, ...; their addresses in
+    // plane 0 and whether each lies in the read region.
+    long source[loads_per_thread];
+    bool inside[loads_per_thread];
+    for (int i = 0; i < loads_per_thread; ++i) {
+      const int e = t + i * threads;
+      Kokkos::Array<int, D> c;
+      c[D - 1] = e % width;
+      if constexpr (D == 3) c[1] = e / width;
+      inside[i] = e < plane;
+      long a    = 0;
+      for (int k = 1; k < D; ++k) {
+        inside[i]   = inside[i] && c[k] < g.count[k] - origin[k] + 2 * R;
+        const int x = g.lo[k] + origin[k] + c[k] - R;
+        a += static_cast<long>(g.wrap ? wrapped(x, g.extent[k]) : x) * g.in_stride[k];
+      }
+      source[i] = a;
+    }
+    T staged[group][loads_per_thread];
+    auto fetch = [&](int step) {
+      SPARSTENCIL_UNROLL
+      for (int p = 0; p < group; ++p) {
+        const int q    = step * group + p;
+        const int z    = g.lo[0] + origin[0] - R + q;
+        const long row = static_cast<long>(g.wrap ? wrapped(z, g.extent[0]) : z) * g.in_stride[0];
+        SPARSTENCIL_UNROLL
+        for (int i = 0; i < loads_per_thread; ++i) {
+          if (inside[i] && q < planes) staged[p][i] = in[row + source[i]];
+        }
+      }
+    };
+    auto stage = [&](int step) {
+      SPARSTENCIL_UNROLL
+      for (int p = 0; p < group; ++p) {
+        SPARSTENCIL_UNROLL
+        for (int i = 0; i < loads_per_thread; ++i) {
+          if (inside[i]) buffer(((step & 1) * group + p) * plane + t + i * threads) = staged[p][i];
+        }
+      }
+    };
+    // This thread's output column (k >= 1) and its centre in a plane.
+    const int l1      = D == 3 ? t / g.threads_fast : t;
+    const int l2      = D == 3 ? t % g.threads_fast : 0;
+    const bool active = l1 < g.tile[1] && origin[1] + l1 < g.count[1] && (D == 2 || origin[2] + l2 < g.count[D - 1]);
+    const int centre  = D == 3 ? (l1 + R) * width + l2 + R : l1 + R;
+    long target       = static_cast<long>(g.lo[0] + origin[0]) * g.out_stride[0] +
+                  static_cast<long>(g.lo[1] + origin[1] + l1) * g.out_stride[1];
+    if constexpr (D == 3) target += static_cast<long>(g.lo[2] + origin[2] + l2) * g.out_stride[2];
+
+    fetch(0);
+    stage(0);
+    team.team_barrier();
+    Acc acc[2 * R + 1] = {};
+    for (int step = 0; step < steps; ++step) {
+      if (step + 1 < steps) fetch(step + 1);
+      if (active) {
+        // Unrolled over the group, so the ring of sums shifts by renaming registers.
+        SPARSTENCIL_UNROLL
+        for (int p = 0; p < group; ++p) {
+          const int q = step * group + p;
+          if (q < planes) {
+            const T* KOKKOS_RESTRICT row = buffer.data() + ((step & 1) * group + p) * plane + centre;
+            SPARSTENCIL_UNROLL
+            for (int u = 0; u < Shape::rest_count; ++u) {
+              bool needed = false;
+              SPARSTENCIL_UNROLL
+              for (int dz = -R; dz <= R; ++dz) needed = needed || Shape::has(dz, u);
+              if (!needed) continue;
+              int offset = Shape::rest_offset(u, 1);
+              if constexpr (D == 3) offset = offset * width + Shape::rest_offset(u, 2);
+              const Acc x = static_cast<Acc>(row[offset]);
+              SPARSTENCIL_UNROLL
+              for (int dz = -R; dz <= R; ++dz) {
+                if (Shape::has(dz, u)) acc[R - dz] += shape.weights[(dz + R) * Shape::rest_count + u] * x;
+              }
+            }
+            // acc[0] now holds the output 2R planes back: complete.
+            const int done = q - 2 * R;
+            if (done >= 0) out[target + done * g.out_stride[0]] = static_cast<T>(acc[0]);
+            SPARSTENCIL_UNROLL
+            for (int m = 0; m < 2 * R; ++m) acc[m] = acc[m + 1];
+            acc[2 * R] = Acc(0);
+          }
+        }
+      }
+      if (step + 1 < steps) stage(step + 1);
+      team.team_barrier();
+    }
+  }
+};
+
+/// Element of a rank-D View at a multi-index.
+template <int D, class View>
+KOKKOS_INLINE_FUNCTION auto& element(const View& v, const Kokkos::Array<int, D>& i) {
+  if constexpr (D == 1) {
+    return v(i[0]);
+  } else if constexpr (D == 2) {
+    return v(i[0], i[1]);
+  } else {
+    return v(i[0], i[1], i[2]);
+  }
+}
+
+/// The rim as disjoint boxes ("slabs"): along each axis its two ends, the axes before it
+/// restricted to their interior so no point is visited twice. Boxes are listed with the
+/// view axes in kernel order (fastest last), so consecutive indices walk memory.
+template <int D>
+struct RimSlabs {
+  int count = 0;
+  Kokkos::Array<long, 2 * D + 1> begin;  ///< first flat index of each slab; begin[count] = total
+  Kokkos::Array<Kokkos::Array<int, D>, 2 * D> lower, extent;  ///< per slab, per kernel axis
+  Kokkos::Array<int, D> axis;                                  ///< view axis of kernel axis k
+};
+
+/// Rim points under the boundary mode: periodic sums wrap their reads, fixed_rim copies
+/// `in`; interior mode leaves the rim alone and never launches this kernel.
+template <int D, class InView, class OutView, class MemorySpace>
+struct RimKernel {
+  using value_type = typename OutView::non_const_value_type;
+  using acc_type   = accumulator_t<value_type>;
+
+  InView m_in;
+  OutView m_out;
+  RuntimeShape<D, acc_type, MemorySpace> m_shape;
+  Kokkos::Array<int, D> m_extent;
+  Boundary m_boundary;
+  RimSlabs<D> m_slabs;
+
+  KOKKOS_INLINE_FUNCTION void operator()(long flat) const {
+    int s = 0;
+    while (flat >= m_slabs.begin[s + 1]) ++s;
+    long rest = flat - m_slabs.begin[s];
+    Kokkos::Array<int, D> i;
+    for (int k = D - 1; k >= 0; --k) {
+      const int e               = m_slabs.extent[s][k];
+      i[m_slabs.axis[k]]        = m_slabs.lower[s][k] + static_cast<int>(rest % e);
+      rest /= e;
+    }
+    point(i);
+  }
+
+  KOKKOS_INLINE_FUNCTION void point(const Kokkos::Array<int, D>& i) const {
+    if (m_boundary == Boundary::fixed_rim) {
+      element<D>(m_out, i) = element<D>(m_in, i);
+      return;
+    }
+    acc_type sum     = 0;
+    const int nterms = static_cast<int>(m_shape.weights.extent(0));
+    for (int t = 0; t < nterms; ++t) {
+      Kokkos::Array<int, D> j;
+      for (int a = 0; a < D; ++a) {
+        // |offset| <= radius < extent / 2, so one wrap is enough.
+        int k = i[a] + m_shape.offsets(t, a);
+        k += (k < 0) ? m_extent[a] : 0;
+        k -= (k >= m_extent[a]) ? m_extent[a] : 0;
+        j[a] = k;
+      }
+      sum += m_shape.weights(t) * static_cast<acc_type>(element<D>(m_in, j));
+    }
+    element<D>(m_out, i) = static_cast<value_type>(sum);
+  }
+};
+
+}  // namespace sparstencil::impl

@@ -1,0 +1,114 @@
+#pragma once
+/// Stencil shapes the tuned generic executor knows at compile time (the tuning study's
+/// "stencil point-wise unrolling"): stars and boxes of the presets' radii. Offsets are
+/// template constants, so every loop over them unrolls and loads shared by several outputs
+/// are issued once; weights stay run-time values. Any other stencil runs through
+/// RuntimeShape, which loops over offsets and weights held in device Views.
+///
+/// Offsets are written in kernel-axis order: k = 0 is the blocking axis (the one a thread
+/// walks to compute several outputs), k = D - 1 the fastest (contiguous) axis.
+#include <Kokkos_Core.hpp>
+
+#include <optional>
+#include <set>
+
+#include "SparStencil_Stencil.hpp"
+
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__clang__)
+#define SPARSTENCIL_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define SPARSTENCIL_UNROLL _Pragma("GCC unroll 64")
+#else
+#define SPARSTENCIL_UNROLL
+#endif
+
+namespace sparstencil::impl {
+
+enum class ShapeKind { star, box };
+
+inline const char* to_string(ShapeKind k) { return k == ShapeKind::star ? "star" : "box"; }
+
+/// A star or box of radius R in D dimensions with its weights (dense (2R+1)^D table in
+/// kernel-axis order, zero where the star has no point).
+template <int D, int R, ShapeKind K, class Acc>
+struct FixedShape {
+  static constexpr int rank   = D;
+  static constexpr int radius = R;
+  static constexpr int width  = 2 * R + 1;
+  /// Offsets along the axes other than k = 0, enumerated as one index u.
+  static constexpr int rest_count = D == 1 ? 1 : D == 2 ? width : width * width;
+  static constexpr int dense      = width * rest_count;
+
+  Kokkos::Array<Acc, dense> weights;
+
+  /// Offset of rest index u along kernel axis k (1 <= k < D).
+  KOKKOS_INLINE_FUNCTION static constexpr int rest_offset(int u, int k) {
+    if (D == 2) return u - R;
+    return k == 1 ? u / width - R : u % width - R;
+  }
+  /// Whether the shape has the point (ob, rest u), ob being the offset along k = 0.
+  KOKKOS_INLINE_FUNCTION static constexpr bool has(int ob, int u) {
+    if (ob < -R || ob > R) return false;
+    if (K == ShapeKind::box || D == 1) return true;
+    const int centre = (rest_count - 1) / 2;
+    if (ob != 0) return u == centre;
+    if (D == 2) return true;
+    return rest_offset(u, 1) == 0 || rest_offset(u, 2) == 0;
+  }
+};
+
+/// Any stencil: offsets (view-axis order) and weights in device memory.
+template <int D, class Acc, class MemorySpace>
+struct RuntimeShape {
+  static constexpr int rank = D;
+  Kokkos::View<const int**, Kokkos::LayoutRight, MemorySpace> offsets;
+  Kokkos::View<const Acc*, MemorySpace> weights;
+};
+
+/// The star or box a stencil is, if it is one: the same radius R along every axis and
+/// exactly the offsets of star(R) or box(R) (in 1-D the two coincide; star is reported).
+struct ShapeMatch {
+  ShapeKind kind;
+  int radius;
+};
+
+template <int D>
+std::optional<ShapeMatch> match_shape(const Stencil<D>& stencil) {
+  const int r = stencil.max_radius();
+  for (int a = 0; a < D; ++a) {
+    if (stencil.radius()[a] != r) return std::nullopt;
+  }
+  if (r < 1) return std::nullopt;
+  std::set<Offset<D>> offsets;
+  for (const Term<D>& t : stencil.terms()) offsets.insert(t.offset);
+  if (offsets.size() != stencil.size()) return std::nullopt;
+  bool on_axes = true;
+  for (const Offset<D>& o : offsets) {
+    int nonzero = 0;
+    for (int a = 0; a < D; ++a) nonzero += o[a] != 0;
+    on_axes = on_axes && nonzero <= 1;
+  }
+  long box_points = 1;
+  for (int a = 0; a < D; ++a) box_points *= 2 * r + 1;
+  if (on_axes && offsets.size() == static_cast<std::size_t>(2 * D * r + 1)) return ShapeMatch{ShapeKind::star, r};
+  if (static_cast<long>(offsets.size()) == box_points) return ShapeMatch{ShapeKind::box, r};
+  return std::nullopt;
+}
+
+/// The dense weight table of a FixedShape for `stencil` (which match_shape accepted),
+/// `axis[k]` being the view axis of kernel axis k.
+template <class Shape>
+Shape fixed_shape(const Stencil<Shape::rank>& stencil, const Kokkos::Array<int, Shape::rank>& axis) {
+  constexpr int D = Shape::rank;
+  using Acc = std::decay_t<decltype(Shape{}.weights[0])>;
+  Shape shape{};
+  for (int i = 0; i < Shape::dense; ++i) shape.weights[i] = Acc(0);
+  for (const Term<D>& t : stencil.terms()) {
+    int index = t.offset[axis[0]] + Shape::radius;
+    for (int k = 1; k < D; ++k) index = index * Shape::width + t.offset[axis[k]] + Shape::radius;
+    shape.weights[index] = static_cast<Acc>(t.weight);
+  }
+  return shape;
+}
+
+}  // namespace sparstencil::impl
