@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The GPU test suite and the benchmarks in one call on a CUDA machine:
+# The GPU test suite and the benchmark suite in one call on a CUDA machine:
 #   bash scripts/gpu_suite.sh [BUILD_DIR]        (default: build-cuda)
+#   SUITE_ONLY=1 bash scripts/gpu_suite.sh ...   (the benchmark suite alone)
+#   SUITE_ARGS="--groups standard" ...           (arguments for sparstencil_bench_suite)
 # BUILD_DIR is a build configured against a Kokkos with CUDA (docs/GPU.md), made on the
 # development machine and carried to the GPU machine. Shared libraries that machine
 # lacks (Debian's libbenchmark, libpng) may travel in .devlibs/. Logs, the benchmark
@@ -11,6 +13,11 @@ build=${1:-$root/build-cuda}
 out=${OUT:-/tmp/sparstencil-gpu}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$root/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# cuDNN for the baseline: the system's, else the one a Python wheel (nvidia-cudnn) installed.
+if ! ldconfig -p | grep -q libcudnn.so.9; then
+  cudnn_lib=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)
+  [ -n "$cudnn_lib" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$cudnn_lib"
+fi
 unit="$build/unit_tests/sparstencil_unit_tests"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
@@ -28,6 +35,7 @@ step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, shows its last li
   [ "$rc" -eq 0 ] || failed=1
 }
 
+if [ -z "${SUITE_ONLY:-}" ]; then
 # Every unit test (GPU configurations included when Kokkos has CUDA); compile-fail and
 # install tests need the compilers and run on the development machine instead.
 # (The command-line tests are host tests: they find the CLI by its build path. CI runs them.)
@@ -46,30 +54,18 @@ step sp-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$build/un
 step sp-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
   --gtest_filter="$sparse_reduced"
 step demo "$build/examples/heat2d" --n 8192 --steps 200 --png "$out/heat2d.png"
-step sparse-bench "$build/perf_tests/sparstencil_bench_sparse" --sizes=paper ${SPARSE_BENCH_ARGS:-} \
-  --json="$out/bench_sparse.json"
-step bench "$build/perf_tests/sparstencil_bench_generic" --sizes=paper --benchmark_min_time=0.2 \
-  --benchmark_out="$out/bench.json" --benchmark_out_format=json
 
+fi
+# The benchmark suite (docs/BENCHMARKS.md): every executor and cuDNN, JSON, report, plots.
+# With the tests before it, the suite gets what is left of a 10-minute call.
+default_args=$([ -z "${SUITE_ONLY:-}" ] && echo "--time-limit 300")
+step suite "$build/perf_tests/sparstencil_bench_suite" --json "$out/suite.json" ${SUITE_ARGS:-$default_args}
+python3 "$root/scripts/suite_report.py" "$out/suite.json" --out "$out" \
+  --peers "$root/perf_tests/suite/peers.json" > "$out/suite-report.log" 2>&1 || failed=1
 echo
 echo "== summary"
 printf '%s\n' "${summary[@]}"
-if [ -f "$out/bench.json" ]; then
-  echo "== sparse executor"
-  grep -E "GStencil/s|roofline:" "$out/sparse-bench.log"
-  echo "== generic executor"
-  python3 - "$out/bench.json" <<'PY'
-import json, sys
-runs = json.load(open(sys.argv[1]))["benchmarks"]
-print(f"{'benchmark':<26}{'ms':>9}{'GStencil/s':>12}{'roofline':>10}{'%':>7}  variant")
-for r in runs:
-    name = r["name"].replace("/manual_time", "")
-    if name.startswith("Copy/"):
-        print(f"{name:<26}{r['real_time']:>9.3f}   copy {r['TB/s']:.3f} TB/s (read + write)")
-        continue
-    print(f"{name:<26}{r['real_time']:>9.3f}{r['GStencil/s']:>12.1f}"
-          f"{r.get('roofline GStencil/s', 0):>10.1f}{r.get('% roofline', 0):>7.1f}"
-          f"  {r.get('label', '').split('generic: ')[-1]}")
-PY
-fi
+# The suite's own summary table and model figures: the last lines of its log.
+sed -n '/^== summary/,$p' "$out/suite.log"
+tail -n 1 "$out/suite-report.log"
 exit $failed

@@ -12,6 +12,7 @@ packages=(
   libboost-graph-dev       # maximum-cardinality matching for sparsity conversion
   libcli11-dev             # the sparstencil command line
   libpng-dev               # the demo's image
+  python3-matplotlib       # the benchmark report's plots (scripts/suite_report.py)
 )
 
 missing=()

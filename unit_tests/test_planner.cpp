@@ -317,6 +317,27 @@ TEST(Planner, ChoosesAndExplains) {
   EXPECT_NE(explain(make_plan(r)).find("no sparse tensor cores"), std::string::npos);
 }
 
+// The generic prediction knows which shapes have a compiled kernel: a 5 x 5 box (run-time
+// offsets and weights, 25 terms) is predicted slower than the compiled 7 x 7 box (49).
+TEST(Planner, GenericPredictionKnowsCompiledShapes) {
+  EXPECT_TRUE(impl::generic_kernel_specialised(parse_stencil("box2d:r=3")));
+  EXPECT_TRUE(impl::generic_kernel_specialised(parse_stencil("star3d:r=1")));
+  EXPECT_FALSE(impl::generic_kernel_specialised(parse_stencil("box2d:r=2")));
+  EXPECT_FALSE(impl::generic_kernel_specialised(parse_stencil("star3d:r=2")));
+  PlanRequest r;
+  r.grid      = {10240, 10240};
+  r.precision = Precision::f32;
+  r.executor  = ExecutorKind::generic;
+  r.stencil   = parse_stencil("box2d:r=3");
+  const Plan compiled = make_plan(r);
+  r.stencil           = parse_stencil("box2d:r=2");
+  const Plan runtime  = make_plan(r);
+  EXPECT_GT(runtime.predicted.compute_seconds, compiled.predicted.compute_seconds);
+  // Whatever the precision: run-time shapes are bound by their loads, not the FMA rate.
+  r.precision = Precision::f64;
+  EXPECT_DOUBLE_EQ(make_plan(r).predicted.compute_seconds, runtime.predicted.compute_seconds);
+}
+
 TEST(Planner, JsonRoundTripsExactly) {
   for (const AnyStencil& any : presets::standard_set()) {
     PlanRequest r;

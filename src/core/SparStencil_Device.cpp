@@ -31,6 +31,9 @@ DeviceDescription hopper(std::string name, std::string source, double memory_tb_
   d.generic_memory_efficiency        = 0.85;
   d.generic_memory_efficiency_16bit  = 0.50;
   d.generic_compute_efficiency       = 0.32;
+  // Run-time shapes (benchmark suite, fifth session): 4.2-6.3 TFLOP/s-equivalent whatever
+  // the precision and radius (box2d r=2..7, star2d r=2..7, 3-D r=2..3).
+  d.generic_runtime_shape_efficiency = 0.07;
   return d;
 }
 
@@ -52,6 +55,7 @@ DeviceDescription ampere() {
   d.generic_memory_efficiency       = 0.85;  // the H100's measured figures (same code path)
   d.generic_memory_efficiency_16bit = 0.50;
   d.generic_compute_efficiency      = 0.32;
+  d.generic_runtime_shape_efficiency = 0.07;
   return d;
 }
 

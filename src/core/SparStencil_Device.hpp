@@ -50,6 +50,10 @@ struct DeviceDescription {
   double generic_memory_efficiency       = 1;
   double generic_memory_efficiency_16bit = 1;
   double generic_compute_efficiency      = 1;
+  /// Stencils without a compiled kernel (SparStencil_ShapeMatch.hpp) loop over offsets
+  /// and weights held in memory: bound by issuing those loads, not by the FMAs, so this
+  /// fraction applies to the f32 rate whatever the precision.
+  double generic_runtime_shape_efficiency = 1;
   bool has_sparse_tensor_cores() const { return sparse_f16_flops > 0; }
 };
 

@@ -1,4 +1,5 @@
 #include "SparStencil_Planner.hpp"
+#include "SparStencil_ShapeMatch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,9 +82,14 @@ void finish_prediction(Prediction& pr, double launch, long points, int steps) {
 Prediction predict_generic(const PlanRequest& r) {
   const DeviceDescription& d = device_description(r.device);
   const long points          = product(r.grid);
-  const double rate          = r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops;
+  // A compiled shape sums at the precision's FMA rate; a run-time one is bound by its
+  // offset and weight loads, at a fraction of the f32 rate whatever the precision.
+  const bool compiled        = impl::generic_kernel_specialised(r.stencil);
+  const double rate          = !compiled ? d.cuda_f32_flops * d.generic_runtime_shape_efficiency
+                               : (r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops) *
+                                     d.generic_compute_efficiency;
   Prediction pr;
-  pr.compute_seconds = r.steps * points * 2.0 * terms_of(r.stencil) / (rate * d.generic_compute_efficiency);
+  pr.compute_seconds = r.steps * points * 2.0 * terms_of(r.stencil) / rate;
   const int bytes           = storage_bytes(r.precision);
   const double efficiency   = bytes == 2 ? d.generic_memory_efficiency_16bit : d.generic_memory_efficiency;
   pr.memory_seconds         = r.steps * points * 2.0 * bytes / (d.memory_bytes_per_s * efficiency);

@@ -172,12 +172,8 @@ class GenericExecutor {
   std::optional<ShapeMatch> m_match;
   RuntimeShape<D, Acc, MemorySpace> m_terms;
 
-  /// The stars and boxes compiled in: the presets' shapes.
-  static constexpr bool instantiated(const ShapeMatch& m) {
-    if (D == 1) return m.radius <= 2;
-    if (D == 2) return m.radius == 1 || m.radius == 3;
-    return m.radius == 1;
-  }
+  /// The stars and boxes compiled in (SparStencil_ShapeMatch.hpp); with_shape lists them.
+  static constexpr bool instantiated(const ShapeMatch& m) { return has_generic_kernel(D, m); }
 
   template <class F>
   void with_shape(const Geometry<D>& g, F&& f) const {

@@ -1,0 +1,233 @@
+#!/usr/bin/python3
+"""Report of a benchmark-suite run (sparstencil_bench_suite --json FILE): a Markdown page
+and PNG plots (GStencil/s per kernel and executor against the roofline, predicted versus
+measured time, the sweet-spot map). Needs Debian's python3-matplotlib:
+
+    /usr/bin/python3 scripts/suite_report.py suite.json --out DIR [--peers perf_tests/suite/peers.json]
+
+Exits 1 when the run holds wrong results or errors, or no measurement at all."""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def ok(rows):
+    return [r for r in rows if r["status"] == "ok"]
+
+
+def key(r):
+    return (r["kernel"], r["extents"], r["storage"])
+
+
+def standard_table(rows, peers):
+    """Per standard kernel, grid and format: each executor's best, ours against the others."""
+    table, order = {}, []
+    for r in ok(rows):
+        if r["group"] != "standard":
+            continue
+        e = table.setdefault(key(r), {})
+        if key(r) not in order:
+            order.append(key(r))
+        name = r["executor"] if r["executor"] != "sparse" else ("sparse1" if r["steps"] == 1 else "fused")
+        if r["executor"] == "sparse" and r["steps"] == 1:
+            e["sparse1"] = r
+        if r["executor"] == "sparse":
+            if "fused" not in e or r["gstencils"] > e["fused"]["gstencils"]:
+                e["fused"] = r
+        else:
+            e[name] = r
+    lines = ["| kernel | grid | fmt | roofline | generic | cuDNN | sparse t=1 | sparse best (t) | ours t=1 / cuDNN | sparse t=1 / generic | peer | ours t=1 / peer |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+
+    def cell(r):
+        return f"{r['gstencils']:.0f} ({r['percent_roofline']:.0f}%)" if r else "-"
+
+    for k in order:
+        e = table[k]
+        # Ours at one step in the same precision: tf32 (sparse on f32 grids) is not f32.
+        same = ("generic",) if k[2] == "f32" else ("generic", "sparse1")
+        single = max((e[n]["gstencils"] for n in same if n in e), default=0)
+        roof = next(iter(e.values()))["roofline_gstencils"]
+        ratio_c = f"{single / e['cudnn']['gstencils']:.2f}x" if "cudnn" in e and single else "-"
+        ratio_g = (f"{e['sparse1']['gstencils'] / e['generic']['gstencils']:.2f}x"
+                   if "generic" in e and "sparse1" in e and k[2] != "f32" else "-")
+        fused = f"{e['fused']['gstencils']:.0f} (t={e['fused']['steps']})" if "fused" in e else "-"
+        peer_cells = []
+        for p in peers:
+            if p["kernel"] == k[0] and p["extents"] == k[1] and p["storage"] == k[2]:
+                ours = single
+                peer_cells.append((f"{p['peer']} {p['gstencils']:g}", f"{ours / p['gstencils']:.2f}x"))
+        peer_text = "; ".join(c[0] for c in peer_cells) or "-"
+        peer_ratio = "; ".join(c[1] for c in peer_cells) or "-"
+        lines.append(f"| {k[0]} | {k[1]} | {k[2]} | {roof:.0f} | {cell(e.get('generic'))} | {cell(e.get('cudnn'))} | "
+                     f"{cell(e.get('sparse1'))} | {fused} | {ratio_c} | {ratio_g} | {peer_text} | {peer_ratio} |")
+    return lines, table, order
+
+
+def model_section(report):
+    rows = [r for r in ok(report["rows"]) if r["executor"] != "cudnn" and r.get("predicted_step_seconds", 0) > 0]
+    lines = []
+    if rows:
+        err = lambda r: abs(r["predicted_step_seconds"] / r["step_seconds"] - 1)  # noqa: E731
+        lines.append(f"Cost model: median |predicted - measured| / measured **{100 * statistics.median(map(err, rows)):.1f}%** "
+                     f"over {len(rows)} measured cases.")
+        for ex in sorted({r["executor"] for r in rows}):
+            sub = [r for r in rows if r["executor"] == ex]
+            lines.append(f"- {ex}: median {100 * statistics.median(map(err, sub)):.1f}% over {len(sub)}")
+    choices = report["choices"]
+    if choices:
+        within = [c for c in choices if c["within_10"]]
+        lines.append("")
+        lines.append(f"Automatic choice (f16 grids, sparse or generic) within 10% of the fastest measured: "
+                     f"**{len(within)} of {len(choices)} ({100 * len(within) / len(choices):.0f}%)**.")
+        misses = [c for c in choices if not c["within_10"]]
+        if misses:
+            lines += ["", "| kernel | grid | t | chosen | fastest | measured step (us) |", "| --- | --- | ---: | --- | --- | --- |"]
+            for c in misses:
+                m = ", ".join(f"{k} {v * 1e6:.0f}" for k, v in sorted(c["measured"].items()))
+                lines.append(f"| {c['kernel']} | {c['extents']} | {c['steps']} | {c['chosen']} | {c['fastest']} | {m} |")
+    return lines
+
+
+def catalogue_section(rows):
+    by = {}
+    for r in ok(rows):
+        if r["group"] == "catalogue":
+            by.setdefault(key(r), {})[(r["executor"], r["steps"])] = r
+    if not by:
+        return []
+    lines = ["| stencil | grid | fmt | generic | cuDNN | sparse t=1 | sparse t=3 |", "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for k, e in by.items():
+        cells = [f"{e[c]['gstencils']:.0f}" if c in e else "-" for c in (("generic", 1), ("cudnn", 1), ("sparse", 1), ("sparse", 3))]
+        lines.append(f"| {k[0]} | {k[1]} | {k[2]} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def plot_rates(table, order, path):
+    formats = [f for f in ("f16", "bf16", "f32", "f64") if any(k[2] == f for k in order)]
+    fig, axes = plt.subplots(len(formats), 1, figsize=(13, 3.6 * len(formats)), squeeze=False)
+    series = [("generic", "generic"), ("cudnn", "cuDNN"), ("sparse1", "sparse t=1"), ("fused", "sparse best fused")]
+    for ax, f in zip(axes[:, 0], formats):
+        keys = [k for k in order if k[2] == f]
+        width = 0.2
+        for i, (name, label) in enumerate(series):
+            values = [table[k][name]["gstencils"] if name in table[k] else 0 for k in keys]
+            ax.bar([x + (i - 1.5) * width for x in range(len(keys))], values, width, label=label)
+        roof = [next(iter(table[k].values()))["roofline_gstencils"] for k in keys]
+        ax.plot(range(len(keys)), roof, "k_", markersize=28, mew=2, label="copy roofline (single step)")
+        ax.set_xticks(range(len(keys)))
+        ax.set_xticklabels([f"{k[0]}\n{k[1]}" for k in keys], fontsize=7)
+        ax.set_ylabel(f"{f}: GStencil/s")
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=10)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0, 0].legend(fontsize=8, ncol=5)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_model(rows, path):
+    rows = [r for r in ok(rows) if r["executor"] != "cudnn" and r.get("predicted_step_seconds", 0) > 0]
+    fig, ax = plt.subplots(figsize=(6, 6))
+    for ex, marker in (("sparse", "o"), ("generic", "s")):
+        sub = [r for r in rows if r["executor"] == ex]
+        ax.scatter([r["step_seconds"] * 1e6 for r in sub], [r["predicted_step_seconds"] * 1e6 for r in sub], s=10,
+                   marker=marker, label=ex, alpha=0.6)
+    if rows:
+        lo = min(min(r["step_seconds"], r["predicted_step_seconds"]) for r in rows) * 1e6 / 1.5
+        hi = max(max(r["step_seconds"], r["predicted_step_seconds"]) for r in rows) * 1e6 * 1.5
+        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="predicted = measured")
+        ax.plot([lo, hi], [lo * 1.25, hi * 1.25], "k:", lw=0.6, label="+-25%")
+        ax.plot([lo, hi], [lo / 1.25, hi / 1.25], "k:", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured us per original step")
+    ax.set_ylabel("predicted us per original step")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_sweep(report, path):
+    """Which executor is fastest per (shape, radius, fusion depth), and where the model disagrees."""
+    choices = [c for c in report["choices"] if c["group"] == "sweep"]
+    if not choices:
+        return False
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for ax, shape in zip(axes, ("star2d", "box2d")):
+        sub = [c for c in choices if c["kernel"].startswith(shape)]
+        for c in sub:
+            r = int(c["kernel"].split("r=")[1])
+            t = c["steps"]
+            colour = "tab:orange" if c["fastest"] == "cuda_sptc" else "tab:blue"
+            ax.add_patch(plt.Rectangle((r - 0.5, t - 0.5), 1, 1, color=colour, alpha=0.8))
+            speed = c["measured"]["generic"] / c["measured"]["cuda_sptc"] if "cuda_sptc" in c["measured"] else 0
+            ax.text(r, t, f"{speed:.1f}x" if speed else "-", ha="center", va="center", fontsize=7)
+            if c["chosen"] != c["fastest"]:
+                ax.plot(r, t - 0.32, "kx", markersize=6)
+        ax.set_xlim(0.5, 7.5)
+        ax.set_ylim(0.5, 8.5)
+        ax.set_xlabel("radius")
+        ax.set_ylabel("fused steps t")
+        ax.set_title(f"{shape}: orange sparse fastest, blue generic; text: sparse speed-up; x: model picked the other")
+        ax.title.set_fontsize(8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("json")
+    parser.add_argument("--out", default=".")
+    parser.add_argument("--peers", help="peer figures (JSON list: peer, commit, kernel, extents, storage, steps, gstencils)")
+    args = parser.parse_args()
+    report = json.load(open(args.json))
+    peers = json.load(open(args.peers))["figures"] if args.peers else []
+    os.makedirs(args.out, exist_ok=True)
+    rows = report["rows"]
+    std_lines, table, order = standard_table(rows, peers)
+    md = [f"# Benchmark suite: {report['device']}, {report['date']}", "",
+          f"cuDNN {report['cudnn']}; planner device `{report['planner_device']}`; {len(rows)} measurements in "
+          f"{report['seconds']:.0f} s{'; stopped early: ' + report['stopped_early'] if report['stopped_early'] else ''}.",
+          "GStencil/s per original step (a fused launch counts its t steps); in brackets the % of the "
+          "single-step roofline from the device-to-device copy measured in the same run. The generic executor "
+          "and cuDNN run fused depths as t single steps.", "", "## Standard kernels", ""] + std_lines
+    if order:
+        plot_rates(table, order, os.path.join(args.out, "suite_rates.png"))
+        md += ["", "![rates](suite_rates.png)"]
+    md += ["", "## Cost model", ""] + model_section(report)
+    plot_model(rows, os.path.join(args.out, "suite_model.png"))
+    md += ["", "![model](suite_model.png)"]
+    if plot_sweep(report, os.path.join(args.out, "suite_sweep.png")):
+        md += ["", "## Sweet spot (2-D f16, star and box, radius 1-7, fusion 1-8)", "", "![sweep](suite_sweep.png)"]
+    cat = catalogue_section(rows)
+    if cat:
+        md += ["", "## Catalogue", ""] + cat
+    bad = [r for r in rows if r["status"] in ("wrong", "error")]
+    refused = [r for r in rows if r["status"] == "refused"]
+    md += ["", "## Failures", ""] + ([f"- {r['kernel']} {r['extents']} {r['storage']} t={r['steps']} {r['executor']}: "
+                                        f"{r['status']} {r.get('detail', '')}" for r in bad] or ["none"])
+    md += ["", f"{len(refused)} cases the planner cannot run on the sparse executor (fused radius too large, "
+           "patch too dense): listed in the JSON with the planner's reason."]
+    with open(os.path.join(args.out, "suite.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md[: 8 + len(std_lines)]))
+    measured = ok(rows)
+    print(f"suite_report: {len(measured)} measurements, {len(bad)} wrong or failed; wrote suite.md and plots to {args.out}")
+    return 1 if bad or not measured else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
