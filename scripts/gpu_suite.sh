@@ -44,7 +44,7 @@ step unit "$unit" --gtest_filter='-Cli.*'
 step dispatch-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter='SparseDispatch.*' 
 step cuda "$build/unit_tests/sparstencil_cuda_tests"
 # compute-sanitizer on a reduced set: the Cuda configurations of the executor tests.
-reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecutor/1.Fused*:GenericExecutor/2.Iterate*:GenericExecutor/2.EveryVariant*'
+reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecutor/1.Fused*:GenericExecutor/2.Iterate*:GenericExecutor/2.EveryVariant*:GenericExecutor/3.Temporal*'
 step memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
 step racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
 # ... and of the sparse executor: strided and odd grids, the catalogue, fused presets.

@@ -61,6 +61,16 @@ TEST(ApplyErrors, ForcedGenericVariantIsChecked) {
                         "at most 256");
 }
 
+TEST(ApplyErrors, FusionIsChecked) {
+  V2 a("a", 16, 16), b("b", 16, 16);
+  Options options;
+  options.fusion = -1;
+  EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 4, options), "fusion -1 must be 0 (automatic)");
+  options          = Options{Boundary::fixed_rim, ExecutorChoice::sparse};
+  options.fusion   = 2;
+  EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 4, options), "needs a periodic boundary", "fixed_rim");
+}
+
 TEST(ApplyErrors, NothingIsWrittenWhenValidationFails) {
   V2 in("in", 16, 16), out("out", 16, 5);
   fill_random<2>(in, 1);

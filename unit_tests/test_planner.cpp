@@ -338,6 +338,72 @@ TEST(Planner, GenericPredictionKnowsCompiledShapes) {
   EXPECT_DOUBLE_EQ(make_plan(r).predicted.compute_seconds, runtime.predicted.compute_seconds);
 }
 
+// The model paper's four scenarios (§4.1) on the H100, each with its verdict in explain().
+TEST(Planner, ExplainsTheFourScenarios) {
+  struct Case {
+    const char* stencil;
+    std::vector<long> grid;
+    int steps, scenario;
+    const char* verdict;
+  };
+  const Case cases[] = {
+      {"heat2d", {10240, 10240}, 1, 1, "no gain possible"},         // memory bound on both sides
+      {"box3d27p", {512, 512, 512}, 3, 2, "tensor cores lose"},     // fusion inflates alpha / S
+      {"box2d49p", {10240, 10240}, 1, 3, "tensor cores win"},       // 49 FMAs a point: plain cores compute bound
+      {"box2d:r=7", {10240, 10240}, 1, 4, "alpha < S P_TC / P_CU"}, // compute bound on both
+  };
+  for (const Case& c : cases) {
+    PlanRequest r;
+    r.stencil = parse_stencil(c.stencil);
+    r.grid    = c.grid;
+    r.steps   = c.steps;
+    const Plan plan = make_plan(r);
+    ASSERT_TRUE(plan.scenario.known) << c.stencil;
+    EXPECT_EQ(plan.scenario.number, c.scenario) << c.stencil << "\n" << explain(plan);
+    const std::string text = explain(plan);
+    for (const char* part : {"scenario", c.verdict, "roofline", "ridge", "speedup", "calibrated model"}) {
+      EXPECT_NE(text.find(part), std::string::npos) << part << " missing from:\n" << text;
+    }
+    // The decision follows the calibrated model's speedup.
+    EXPECT_EQ(plan.executor == ExecutorKind::cuda_sptc, plan.scenario.predicted_speedup > 1) << c.stencil;
+  }
+  // No sparse side to compare: no scenario.
+  PlanRequest r;
+  r.stencil   = presets::heat_2d();
+  r.grid      = {1024, 1024};
+  r.precision = Precision::f64;
+  EXPECT_FALSE(make_plan(r).scenario.known);
+  EXPECT_EQ(explain(make_plan(r)).find("scenario"), std::string::npos);
+}
+
+// Fused steps on the generic executor: temporal blocking where it is predicted faster
+// (memory-bound small stars), t single launches where its halo does not fit or costs more.
+TEST(Planner, GenericFusionByTemporalBlocking) {
+  PlanRequest r;
+  r.stencil   = presets::heat_2d();
+  r.grid      = {10240, 10240};
+  r.precision = Precision::f32;
+  r.executor  = ExecutorKind::generic;
+  r.steps     = 4;
+  const Plan blocked = make_plan(r);
+  EXPECT_TRUE(blocked.predicted.temporal_blocking);
+  EXPECT_NE(explain(blocked).find("by temporal blocking"), std::string::npos) << explain(blocked);
+  const Prediction unfused = generic_prediction(r, false);
+  EXPECT_FALSE(unfused.temporal_blocking);
+  EXPECT_LT(blocked.predicted.seconds, unfused.seconds);
+  // One launch reads and writes the grid once: less device-memory time than four.
+  EXPECT_LT(blocked.predicted.memory_seconds, unfused.memory_seconds / 2);
+  // A halo of 7 x 3 points of doubles around every tile does not fit team scratch.
+  r.stencil   = presets::box_2d49p();
+  r.precision = Precision::f64;
+  r.steps     = 7;
+  EXPECT_FALSE(make_plan(r).predicted.temporal_blocking);
+  EXPECT_ERROR_MENTIONS(generic_prediction(r, true), "temporal blocking of 7 steps", "team scratch");
+  EXPECT_NE(explain(make_plan(r)).find("7 launches of one step"), std::string::npos);
+  const Plan back = plan_from_json(to_json(blocked));
+  EXPECT_TRUE(back == blocked);
+}
+
 TEST(Planner, JsonRoundTripsExactly) {
   for (const AnyStencil& any : presets::standard_set()) {
     PlanRequest r;

@@ -70,6 +70,56 @@ TEST(SparseDispatch, IterateRunsOnTheSparseExecutor) {
   EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, 1.0));
 }
 
+// Options::fusion = 0 (the default): the planner picks the steps a launch. Box-2D9P on
+// half_t is predicted fastest fused on tensor cores, Heat-2D on float fused by temporal
+// blocking on the generic executor; fixed_rim keeps sparse launches unfused. Every result
+// is checked against the double reference over all steps.
+TEST(SparseDispatch, AutomaticFusionFollowsThePlanner) {
+  SKIP_WITHOUT_SPARSE_DISPATCH();
+  const int steps = 6;
+  {
+    using View = GridView<Kokkos::Experimental::half_t, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+    const Stencil<2> s = as<2>(presets::by_name("box2d9p"));
+    for (Boundary boundary : {Boundary::periodic, Boundary::fixed_rim}) {
+      View a("a", 2048, 2048), b("b", 2048, 2048);
+      fill_random<2>(a, 21);
+      Kokkos::deep_copy(b, a);
+      const HostGrid<2> start = to_grid<2>(a);
+      const RunReport report  = iterate(Kokkos::Cuda(), s, a, b, steps, {boundary});
+      Kokkos::fence();
+      if (boundary == Boundary::periodic) {
+        EXPECT_EQ(report.executor, "cuda_sptc");
+        EXPECT_GT(report.steps_per_launch, 1);
+      } else if (report.executor == "cuda_sptc") {
+        EXPECT_EQ(report.steps_per_launch, 1) << "fused plans are exact only away from the rim";
+      }
+      const int t = report.steps_per_launch, launches = (steps + t - 1) / t;
+      const HostGrid<2> expected = reference_iterate(s, start, steps, boundary);
+      HostGrid<2> magnitude      = reference_iterate(abs_weights(s), abs(start), steps, boundary);
+      const ErrorBound bound     = sparse_step_error_bound(Precision::f16, fuse(s, t).size());
+      for (double& v : magnitude.values) v = launches * (bound.factor * v + bound.floor);
+      EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, 1.0))
+          << to_string(boundary) << ", " << t << " steps a launch on " << report.executor;
+    }
+  }
+  {
+    using View = GridView<float, 2, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+    const Stencil<2> s = as<2>(presets::by_name("heat2d"));
+    View a("a", 2048, 2048), b("b", 2048, 2048);
+    fill_random<2>(a, 22);
+    Kokkos::deep_copy(b, a);
+    const HostGrid<2> start = to_grid<2>(a);
+    const RunReport report  = iterate(Kokkos::Cuda(), s, a, b, steps, {Boundary::periodic});
+    Kokkos::fence();
+    EXPECT_EQ(report.executor, "generic");
+    EXPECT_GT(report.steps_per_launch, 1);
+    EXPECT_NE(report.variant.find("temporal blocking"), std::string::npos) << report.variant;
+    const HostGrid<2> expected  = reference_iterate(s, start, steps, Boundary::periodic);
+    const HostGrid<2> magnitude = reference_iterate(abs_weights(s), abs(start), steps, Boundary::periodic);
+    EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, steps * step_error_factor<float>(s.size())));
+  }
+}
+
 TEST(SparseDispatch, DoubleViewsCannotBeForced) {
   SKIP_WITHOUT_SPARSE_DISPATCH();
   using View = GridView<double, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;

@@ -7,8 +7,9 @@
 // device-to-device copy measured in the same run on the same grid and the % of its
 // single-step roofline; the accuracy on a window against the double reference (relative
 // L2 error and the worst error over the documented bound); the model's prediction.
-// Fused steps run on the sparse executor as one launch; the generic executor and cuDNN
-// run t single steps, so their per-step time is the single step's.
+// Fused steps run on the sparse executor as one launch (a fused plan) and on the generic
+// executor as one launch by temporal blocking (executor "generic-tb"); its unfused steps
+// and cuDNN run t single steps, so their per-step time is the single step's.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -100,8 +101,10 @@ double largest_finite(Storage s) {
 /// Checks `out` = one application of `stencil` to `in` on a window: at the periodic wrap
 /// (the grid's last and first points) or, for executors that pad with zeros, in the middle.
 template <int D>
+/// `scale_by`: the stencil whose absolute weights scale the bound (t rounded steps: the
+/// step's absolute weights fused t times); `stencil`'s own by default.
 Accuracy check(const Stencil<D>& stencil, const GridSet& g, const void* in, const void* out, bool at_wrap,
-               double factor, double floor) {
+               double factor, double floor, const std::optional<Stencil<D>>& scale_by = std::nullopt) {
   const long side = D == 1 ? 256 : D == 2 ? 32 : 12;
   std::vector<long> origin(D), size(D, side), in_origin(D), in_size(D);
   std::array<int, D> in_extents{};
@@ -120,7 +123,7 @@ Accuracy check(const Stencil<D>& stencil, const GridSet& g, const void* in, cons
     magnitude.values[i] = std::abs(input.values[i]);
     largest             = std::max(largest, magnitude.values[i]);
   }
-  std::vector<Term<D>> absolute = stencil.terms();
+  std::vector<Term<D>> absolute = scale_by ? scale_by->terms() : stencil.terms();
   for (Term<D>& t : absolute) t.weight = std::abs(t.weight);
   HostGrid<D> exact(in_extents), scale(in_extents);
   reference_apply(stencil, input, exact, Boundary::interior);
@@ -230,6 +233,23 @@ class Suite {
     return make_plan(r).predicted.seconds / t;
   }
 
+  /// The model's generic time per step at depth t in the form the row measured (one step;
+  /// temporal blocking for t > 1, whether or not the planner would pick that form).
+  double predicted_generic_seconds(const Item& item, Precision p, int t) const {
+    PlanRequest r;
+    r.stencil   = item.stencil;
+    r.grid      = item.extents;
+    r.precision = p;
+    r.device    = m_settings.device;
+    r.steps     = t;
+    r.executor  = ExecutorKind::generic;
+    try {
+      return generic_prediction(r, t > 1).seconds / t;
+    } catch (const std::runtime_error&) {
+      return 0;  // the model sees no tile that fits (the run found a smaller one): no prediction
+    }
+  }
+
   json& add_row(const Item& item, const char* executor, Precision precision, int t) {
     m_rows.push_back({{"group", item.group}, {"kernel", name(item.stencil)}, {"dims", dimension(item.stencil)},
                       {"extents", extents_text(item.extents)}, {"storage", to_string(item.storage)},
@@ -295,8 +315,14 @@ class Suite {
     GridSet& g = grids(item);
     copy_bandwidth(g);
     std::optional<double> generic_step;
-    std::map<int, double> sparse_steps;
-    if (item.storage != Storage::bf16) generic_step = run_generic(item, g, stencil);
+    std::map<int, double> sparse_steps, blocked_steps;
+    if (item.storage != Storage::bf16) {
+      generic_step = run_generic(item, g, stencil, 1);
+      for (int t : item.steps) {
+        if (t == 1) continue;
+        if (auto s = run_generic(item, g, stencil, t)) blocked_steps[t] = *s;
+      }
+    }
 #if defined(SUITE_HAS_CUDNN)
     if (item.baselines && item.storage != Storage::bf16) run_cudnn(item, g, stencil);
 #endif
@@ -305,22 +331,24 @@ class Suite {
       if (auto s = run_sparse(item, g, stencil, t)) sparse_steps[t] = *s;
     }
 #endif
-    record_choices(item, generic_step, sparse_steps);
+    record_choices(item, generic_step, blocked_steps, sparse_steps);
   }
 
+  /// The generic executor: one step (t = 1) or t steps in one launch by temporal blocking.
+  /// Returns seconds per step.
   template <int D>
-  std::optional<double> run_generic(const Item& item, const GridSet& g, const Stencil<D>& stencil) {
+  std::optional<double> run_generic(const Item& item, const GridSet& g, const Stencil<D>& stencil, int t) {
     switch (item.storage) {
       case Storage::f16:
-        if constexpr (has_distinct_half) return run_generic<D, Kokkos::Experimental::half_t>(item, g, stencil);
+        if constexpr (has_distinct_half) return run_generic<D, Kokkos::Experimental::half_t>(item, g, stencil, t);
         return std::nullopt;
-      case Storage::f32: return run_generic<D, float>(item, g, stencil);
-      default: return run_generic<D, double>(item, g, stencil);
+      case Storage::f32: return run_generic<D, float>(item, g, stencil, t);
+      default: return run_generic<D, double>(item, g, stencil, t);
     }
   }
 
   template <int D, class T>
-  std::optional<double> run_generic(const Item& item, const GridSet& g, const Stencil<D>& stencil) {
+  std::optional<double> run_generic(const Item& item, const GridSet& g, const Stencil<D>& stencil, int t) {
     using View = Kokkos::View<typename impl::grid_data<T, D>::type, Kokkos::LayoutRight,
                               Kokkos::DefaultExecutionSpace::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     auto view = [&](const void* p) {
@@ -330,23 +358,34 @@ class Suite {
       else return View(data, g.extents[0], g.extents[1], g.extents[2]);
     };
     const Precision p = precision_of(item.storage, false);
-    json& row         = add_row(item, "generic", p, 1);
+    json& row         = add_row(item, t == 1 ? "generic" : "generic-tb", p, t);
     try {
       Options options;
       options.executor = ExecutorChoice::generic;
       options.boundary = Boundary::periodic;
+      options.fusion   = t;
       const Kokkos::DefaultExecutionSpace space;
-      // The first step tunes the kernel (grids of 2^20 points or more); it is also the checked one.
-      const RunReport report = apply(space, stencil, view(g.in(0)), view(g.out(0)), options);
+      // One launch from in(i) to out(i): iterate swaps only these local handles.
+      auto launch = [&](int i) {
+        View a = view(g.in(i)), b = view(g.out(i));
+        return iterate(space, stencil, a, b, t, options);
+      };
+      // The first launch tunes the kernel (grids of 2^20 points or more); it is also the checked one.
+      const RunReport report = launch(0);
       Kokkos::fence();
-      const Accuracy accuracy = check(stencil, g, g.in(0), g.out(0), true,
-                                      step_error_factor<T>(stencil.terms().size()), 0.0);
-      const double s = median_seconds(m_settings.warmup, m_settings.repeats, [&](int i) {
-        apply(space, stencil, view(g.in(i)), view(g.out(i)), options);
-      });
-      finish_row(row, g, s, 1, accuracy,
-                 predicted_step_seconds(item.stencil, item.extents, p, 1, ExecutorKind::generic), report.variant);
-      return s;
+      if (report.steps_per_launch != t) {
+        fail_row(row, "refused", "temporal blocking of " + std::to_string(t) + " steps does not fit team scratch (ran " +
+                                     std::to_string(report.steps_per_launch) + " a launch)");
+        return std::nullopt;
+      }
+      std::vector<Term<D>> absolute = stencil.terms();
+      for (Term<D>& term : absolute) term.weight = std::abs(term.weight);
+      const Accuracy accuracy = check(fuse(stencil, t), g, g.in(0), g.out(0), true,
+                                      t * step_error_factor<T>(stencil.terms().size()), 0.0,
+                                      std::optional<Stencil<D>>(fuse(Stencil<D>(absolute), t)));
+      const double s = median_seconds(m_settings.warmup, m_settings.repeats, [&](int i) { launch(i); });
+      finish_row(row, g, s, t, accuracy, predicted_generic_seconds(item, p, t), report.variant);
+      return s / t;
     } catch (const std::exception& e) {
       fail_row(row, "error", e.what());
       return std::nullopt;
@@ -431,13 +470,18 @@ class Suite {
   /// The planner's automatic choice against the measured executors, where there is one:
   /// f16 grids (sparse tensor cores or the generic executor). float grids stay on the
   /// generic executor unless tf32 is asked for; double and bf16 grids have one executor.
-  void record_choices(const Item& item, std::optional<double> generic_step, const std::map<int, double>& sparse) {
+  /// For every depth t: the generic executor's two forms (t single steps, "generic"; one
+  /// launch by temporal blocking, "generic-tb") and the sparse executor are candidates; the
+  /// planner's choice names one of them.
+  void record_choices(const Item& item, std::optional<double> generic_step, const std::map<int, double>& blocked,
+                      const std::map<int, double>& sparse) {
     if (item.storage != Storage::f16) return;
     for (int t : item.steps) {
       json c = {{"group", item.group}, {"kernel", name(item.stencil)}, {"extents", extents_text(item.extents)},
                 {"storage", to_string(item.storage)}, {"steps", t}};
       std::map<std::string, double> measured;
       if (generic_step) measured["generic"] = *generic_step;
+      if (blocked.count(t)) measured["generic-tb"] = blocked.at(t);
       if (sparse.count(t)) measured["cuda_sptc"] = sparse.at(t);
       if (measured.empty()) continue;
       std::string chosen = "generic";
@@ -448,7 +492,10 @@ class Suite {
         r.precision = Precision::f16;
         r.device    = m_settings.device;
         r.steps     = t;
-        chosen      = to_string(make_plan(r).executor);
+        const Plan plan = make_plan(r);
+        chosen = plan.executor == ExecutorKind::cuda_sptc ? "cuda_sptc"
+                 : plan.predicted.temporal_blocking       ? "generic-tb"
+                                                          : "generic";
       } catch (const std::exception& e) {
         c["note"] = e.what();
       }

@@ -32,6 +32,13 @@ struct Options {
   /// Generic executor only: a variant to run instead of the tuned or default one.
   std::optional<GenericConfig> generic_variant;
   GenericTuning tuning;
+  /// iterate only: steps per launch. 0 (default): the planner's choice, from 1 to 8, where
+  /// it has a model of the device (CUDA Views on compute capability 8.0+), else 1. t >= 1:
+  /// t steps a launch (fewer for the last launch if the count does not divide). The
+  /// generic executor fuses by temporal blocking (exact under every boundary mode); the
+  /// sparse one with fused plans, only under a periodic boundary (elsewhere a fused plan
+  /// is exact only away from the rim, docs/BOUNDARIES.md), so forcing both throws there.
+  int fusion = 0;
 };
 
 /// What ran: executor name ("generic", ...), the Kokkos execution space, the step count,
@@ -41,6 +48,7 @@ struct RunReport {
   std::string execution_space;
   int steps = 0;
   std::string variant;
+  int steps_per_launch = 1;  ///< fusion depth of the launches (the last may run fewer)
 };
 
 namespace impl {
@@ -105,35 +113,64 @@ RunReport report(int steps, bool sparse = false) {
   return {sparse ? "cuda_sptc" : "generic", ExecSpace::name(), steps, ""};
 }
 
-/// Runs `steps` generic steps from a into b; with `ping_pong` the handles are swapped after
-/// each step (iterate), so a holds the result.
+/// Runs `steps` generic steps from a into b, `fusion` steps a launch (temporal blocking
+/// when above 1); with `ping_pong` the handles are swapped after each launch (iterate), so
+/// a holds the result.
 template <int D, class ExecSpace, class InView, class OutView>
 RunReport generic_steps(const char* region, const ExecSpace& space, const Stencil<D>& stencil, InView& a, OutView& b,
-                        int steps, bool ping_pong, const Options& options) {
+                        int steps, bool ping_pong, const Options& options, int fusion = 1) {
   using T = typename OutView::non_const_value_type;
   Kokkos::Profiling::pushRegion(region);
   const auto executor = cached_generic_executor<D, ExecSpace, T>(space, stencil);
-  const GenericConfig config =
-      generic_config(space, *executor, stencil, a, b, options.boundary, options.generic_variant, options.tuning);
-  for (int s = 0; s < steps; ++s) {
-    executor->apply(space, a, b, options.boundary, config);
+  fusion              = fused_depth(*executor, a, b, fusion, options.generic_variant);
+  auto config_for     = [&](int depth) {
+    return generic_config(space, *executor, stencil, a, b, options.boundary, options.generic_variant, options.tuning,
+                          depth);
+  };
+  const GenericConfig config = config_for(fusion);
+  for (int done = 0; done < steps;) {
+    const int depth = std::min(fusion, steps - done);
+    if (depth == 1) executor->apply(space, a, b, options.boundary, config_for(1));
+    else executor->apply_fused(space, a, b, options.boundary, depth, depth == fusion ? config : config_for(depth));
+    done += depth;
     if constexpr (std::is_same_v<InView, OutView>) {
       if (ping_pong) std::swap(a, b);
     }
   }
   Kokkos::Profiling::popRegion();
-  RunReport r = report<ExecSpace>(steps);
-  r.variant   = to_string(executor->runnable(config, a, b)) + ", " + executor->shape_name() + " kernel";
+  RunReport r        = report<ExecSpace>(steps);
+  r.steps_per_launch = fusion;
+  r.variant = fusion > 1 ? "temporal blocking, " + std::to_string(fusion) + " steps a launch, " +
+                               to_string(GenericConfig{GenericCaching::scratch, config.threads_fast,
+                                                       config.threads_second, config.outputs})
+                         : to_string(executor->runnable(config, a, b));
+  r.variant += ", " + executor->shape_name() + " kernel";
   return r;
 }
 
-/// The sparse executor's step where it applies (SparStencil_SparseDispatch.hpp), else empty.
+/// The sparse executor's step (of `steps` steps a launch) where it applies
+/// (SparStencil_SparseDispatch.hpp), else empty.
 template <int D, class ExecSpace, class InView, class OutView>
 std::function<void(const InView&, const OutView&)> sparse_step(const ExecSpace& space, const Stencil<D>& stencil,
                                                                const InView& in, const OutView& out,
-                                                               const Options& options) {
+                                                               const Options& options, int steps = 1) {
   if (options.executor == ExecutorChoice::generic) return {};
-  return sparse_stepper<D>(space, stencil, in, out, options.boundary, options.executor == ExecutorChoice::sparse);
+  return sparse_stepper<D>(space, stencil, in, out, options.boundary, options.executor == ExecutorChoice::sparse,
+                           steps);
+}
+
+/// Steps per launch for iterate (Options::fusion).
+template <int D, class ExecSpace, class View>
+int fusion_depth(const ExecSpace& space, const Stencil<D>& stencil, const View& a, int steps, const Options& options) {
+  if (options.fusion < 0) fail("iterate", "fusion ", options.fusion, " must be 0 (automatic) or a step count >= 1");
+  if (options.fusion > 1 && options.executor == ExecutorChoice::sparse && options.boundary != Boundary::periodic) {
+    fail("iterate", "fusion ", options.fusion, " on the sparse executor needs a periodic boundary (",
+         to_string(options.boundary), " given): a fused plan is exact only away from the rim");
+  }
+  if (steps <= 1) return 1;
+  if (options.fusion >= 1) return std::min(options.fusion, steps);
+  return fusion_depth_for<D>(space, stencil, a, steps, options.boundary, options.executor == ExecutorChoice::generic,
+                             options.executor == ExecutorChoice::sparse);
 }
 
 }  // namespace impl
@@ -171,15 +208,29 @@ RunReport iterate(const ExecSpace& space, const Stencil<D>& stencil, View& a, Vi
   impl::check_view_types<D, ExecSpace, View, View>();
   if (steps < 0) impl::fail("iterate", "step count ", steps, " is negative");
   impl::check_views("iterate", stencil, a, b);
-  if (const auto step = steps > 0 ? impl::sparse_step<D>(space, stencil, a, b, options) : nullptr) {
-    for (int s = 0; s < steps; ++s) {
+  const int fusion = impl::fusion_depth<D>(space, stencil, a, steps, options);
+  if (const auto step = steps > 0 ? impl::sparse_step<D>(space, stencil, a, b, options, fusion) : nullptr) {
+    const int last = steps % fusion;  // a shorter last launch, if the count does not divide
+    const auto last_step = last > 1 ? impl::sparse_step<D>(space, stencil, a, b, options, last) : nullptr;
+    const auto single    = last == 1 ? impl::sparse_step<D>(space, stencil, a, b, options, 1) : nullptr;
+    for (int s = 0; s + fusion <= steps; s += fusion) {
       step(a, b);
       std::swap(a, b);
     }
-    return impl::report<ExecSpace>(steps, true);
+    if (last > 0) {
+      if (const auto& tail = last > 1 ? last_step : single) {
+        tail(a, b);
+        std::swap(a, b);
+      } else {
+        impl::generic_steps<D>("sparstencil::iterate[generic]", space, stencil, a, b, last, true, options, last);
+      }
+    }
+    RunReport r        = impl::report<ExecSpace>(steps, true);
+    r.steps_per_launch = fusion;
+    return r;
   }
   if (steps == 0) return impl::report<ExecSpace>(0);
-  return impl::generic_steps<D>("sparstencil::iterate[generic]", space, stencil, a, b, steps, true, options);
+  return impl::generic_steps<D>("sparstencil::iterate[generic]", space, stencil, a, b, steps, true, options, fusion);
 }
 
 template <int D, class View>

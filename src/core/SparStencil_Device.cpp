@@ -34,6 +34,7 @@ DeviceDescription hopper(std::string name, std::string source, double memory_tb_
   // Run-time shapes (benchmark suite, fifth session): 4.2-6.3 TFLOP/s-equivalent whatever
   // the precision and radius (box2d r=2..7, star2d r=2..7, 3-D r=2..3).
   d.generic_runtime_shape_efficiency = 0.07;
+  d.generic_temporal_efficiency      = 0.6;  // first estimate, to be calibrated on the H100
   return d;
 }
 
@@ -56,6 +57,7 @@ DeviceDescription ampere() {
   d.generic_memory_efficiency_16bit = 0.50;
   d.generic_compute_efficiency      = 0.32;
   d.generic_runtime_shape_efficiency = 0.07;
+  d.generic_temporal_efficiency      = 0.6;
   return d;
 }
 

@@ -54,6 +54,11 @@ struct DeviceDescription {
   /// and weights held in memory: bound by issuing those loads, not by the FMAs, so this
   /// fraction applies to the f32 rate whatever the precision.
   double generic_runtime_shape_efficiency = 1;
+  /// Temporal blocking (t steps a launch in team scratch): the fraction of the generic
+  /// compute rate its sums reach (scratch reads, a barrier a step), and the most team
+  /// scratch its two buffers may take (a tile plus t x R halo: deeper fusion does not fit).
+  double generic_temporal_efficiency = 1;
+  double team_scratch_bytes          = 40944;  ///< Kokkos on CUDA: 48 KiB a block less its team reserve
   bool has_sparse_tensor_cores() const { return sparse_f16_flops > 0; }
 };
 

@@ -193,7 +193,17 @@ std::string explain(const Plan& p) {
   out << "  " << std::left;
   std::snprintf(line, sizeof line, "%-12s %s\n", "why", why.c_str());
   out << line;
-  if (p.fused_steps > 1) {
+  if (p.fused_steps > 1 && p.executor == ExecutorKind::generic) {
+    std::snprintf(line, sizeof line, "  %-12s %s\n", "fusion",
+                  p.predicted.temporal_blocking
+                      ? (std::to_string(p.fused_steps) +
+                         " steps in one launch by temporal blocking (tile and halo in team scratch, exact everywhere)")
+                            .c_str()
+                      : (std::to_string(p.fused_steps) + " launches of one step (temporal blocking predicted slower"
+                                                         " or its halo does not fit team scratch)")
+                            .c_str());
+    out << line;
+  } else if (p.fused_steps > 1) {
     std::snprintf(line, sizeof line, "  %-12s %d steps in one launch (radius %d, %zu points, redundancy alpha %.2f)%s\n",
                   "fusion", p.fused_steps, std::visit([](const auto& s) { return s.max_radius(); }, p.stencil),
                   std::visit([](const auto& s) { return s.size(); }, p.stencil), p.redundancy,
@@ -235,6 +245,31 @@ std::string explain(const Plan& p) {
                 time_string(p.predicted.compute_seconds).c_str(), time_string(p.predicted.memory_seconds).c_str(),
                 time_string(p.predicted.shared_seconds).c_str());
   out << line;
+  if (p.scenario.known) {
+    const Scenario& sc = p.scenario;
+    static const char* names[] = {"", "memory bound on the plain cores -> memory bound on tensor cores",
+                                  "memory bound on the plain cores -> compute bound on tensor cores",
+                                  "compute bound on the plain cores -> memory bound on tensor cores",
+                                  "compute bound on the plain cores -> compute bound on tensor cores"};
+    static const char* verdicts[] = {"", "no gain possible (eq. 14: ratio 1)", "tensor cores lose (eq. 16: ratio < 1)",
+                                     "tensor cores win (eq. 17: ratio > 1)",
+                                     "conditional: alpha < S P_TC / P_CU decides (eq. 18-19)"};
+    std::snprintf(line, sizeof line, "  %-12s %d, %s: %s\n", "scenario", sc.number, names[sc.number],
+                  verdicts[sc.number]);
+    out << line;
+    std::snprintf(line, sizeof line,
+                  "  %-12s plain cores I = %.2f flop/B (ridge %.1f, %s bound); tensor cores I = %.2f flop/B "
+                  "(ridge %.1f, %s bound), S = %.3f, alpha = %.2f\n",
+                  "roofline", sc.plain_intensity, sc.plain_ridge,
+                  sc.plain_intensity > sc.plain_ridge ? "compute" : "memory", sc.tensor_intensity, sc.tensor_ridge,
+                  sc.tensor_intensity > sc.tensor_ridge ? "compute" : "memory", sc.useful_fraction, p.redundancy);
+    out << line;
+    std::snprintf(line, sizeof line,
+                  "  %-12s sparse over generic: %.2fx on the ideal roofline, %.2fx by the calibrated model (which "
+                  "decides)\n",
+                  "speedup", sc.ideal_speedup, sc.predicted_speedup);
+    out << line;
+  }
   if (!p.rejected.empty()) out << "  rejected\n";
   for (const Alternative& alt : p.rejected) {
     std::snprintf(line, sizeof line, "    %-10s %-12s %s per step: %s\n", to_string(alt.executor),
@@ -260,6 +295,33 @@ AnyStencil stencil_from(const json& j) {
     using S = std::decay_t<decltype(st)>;
     return AnyStencil(S(st.terms(), j.at("name").get<std::string>()));
   }, s);
+}
+
+json scenario_json(const Scenario& sc) {
+  if (!sc.known) return nullptr;
+  return {{"number", sc.number},
+          {"plain_intensity", sc.plain_intensity},
+          {"plain_ridge", sc.plain_ridge},
+          {"tensor_intensity", sc.tensor_intensity},
+          {"tensor_ridge", sc.tensor_ridge},
+          {"useful_fraction", sc.useful_fraction},
+          {"ideal_speedup", sc.ideal_speedup},
+          {"predicted_speedup", sc.predicted_speedup}};
+}
+Scenario scenario_from(const json& j) {
+  Scenario sc;
+  if (j.is_null()) return sc;
+  sc.known             = true;
+  sc.number            = j.at("number").get<int>();
+  sc.plain_intensity   = j.at("plain_intensity").get<double>();
+  sc.plain_ridge       = j.at("plain_ridge").get<double>();
+  sc.tensor_intensity  = j.at("tensor_intensity").get<double>();
+  sc.tensor_ridge      = j.at("tensor_ridge").get<double>();
+  sc.useful_fraction   = j.at("useful_fraction").get<double>();
+  sc.ideal_speedup     = j.at("ideal_speedup").get<double>();
+  sc.predicted_speedup = j.at("predicted_speedup").get<double>();
+  if (sc.number < 1 || sc.number > 4) throw std::runtime_error("plan JSON: scenario number must be 1 to 4");
+  return sc;
 }
 
 }  // namespace
@@ -305,7 +367,8 @@ std::string to_json(const Plan& p) {
       {"predicted", {{"seconds", p.predicted.seconds}, {"compute_seconds", p.predicted.compute_seconds},
                      {"memory_seconds", p.predicted.memory_seconds},
                      {"shared_seconds", p.predicted.shared_seconds}, {"gstencils", p.predicted.gstencils},
-                     {"bound", p.predicted.bound}}},
+                     {"bound", p.predicted.bound}, {"temporal_blocking", p.predicted.temporal_blocking}}},
+      {"scenario", scenario_json(p.scenario)},
       {"rejected", alternatives}};
   return j.dump(1);
 }
@@ -366,6 +429,8 @@ Plan plan_from_json(std::string_view text) {
     p.predicted.shared_seconds  = pr.at("shared_seconds").get<double>();
     p.predicted.gstencils       = pr.at("gstencils").get<double>();
     p.predicted.bound           = pr.at("bound").get<std::string>();
+    p.predicted.temporal_blocking = pr.at("temporal_blocking").get<bool>();
+    p.scenario                  = scenario_from(at("scenario"));
     for (const json& alt : at("rejected")) {
       p.rejected.push_back({alt.at("executor").get<std::string>() == "cuda_sptc" ? ExecutorKind::cuda_sptc
                                                                                  : ExecutorKind::generic,

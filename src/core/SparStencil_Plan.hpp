@@ -58,6 +58,26 @@ struct Prediction {
   double shared_seconds  = 0;  ///< shared memory (sparse path)
   double gstencils       = 0;  ///< grid points x steps / seconds / 1e9
   std::string bound;           ///< "compute", "memory" or "shared memory"
+  /// Generic executor, fused_steps > 1: the steps run in one launch by temporal blocking
+  /// (false: one launch a step, where that is predicted faster or the halo does not fit).
+  bool temporal_blocking = false;
+};
+
+/// The model paper's comparison (tensor-cores-for-stencils-performance-model §3-4) of the
+/// sparse plan against the generic executor at the same fusion depth t: arithmetic
+/// intensities I (flop per byte of device memory, 2 bytes of values moved a point per
+/// launch) against each side's ridge point (peak flop/s over bandwidth), the scenario
+/// they make, and the speedup the ideal roofline promises next to the calibrated model's.
+struct Scenario {
+  bool known = false;          ///< both sides planned (a device with sparse tensor cores)
+  int number = 0;              ///< 1 MB->MB, 2 MB->CB, 3 CB->MB, 4 CB->CB (plain -> tensor)
+  double plain_intensity  = 0; ///< I_CU = t K / D (K / D a launch when the steps run unfused)
+  double plain_ridge      = 0; ///< P_CU / B
+  double tensor_intensity = 0; ///< I_TC = t alpha K / (S D): every issued MMA flop
+  double tensor_ridge     = 0; ///< P_TC / B
+  double useful_fraction  = 0; ///< S: the fused stencil's flops over the MMA flops issued
+  double ideal_speedup     = 0;  ///< eq. 13: (S / alpha) min(P_TC, B I_TC) / min(P_CU, B I_CU)
+  double predicted_speedup = 0;  ///< calibrated model: generic seconds / sparse seconds
 };
 
 /// A candidate the planner looked at and did not take.
@@ -103,6 +123,7 @@ struct Plan {
 
   Prediction predicted;
   std::vector<Alternative> rejected;
+  Scenario scenario;
 
   /// Whether one launch equals fused_steps steps at every point (periodic, or no fusion).
   bool fusion_exact_everywhere() const { return fused_steps == 1 || boundary == Boundary::periodic; }

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <tuple>
+#include <utility>
 
 #include "SparStencil_Fuse.hpp"
 
@@ -78,8 +80,42 @@ void finish_prediction(Prediction& pr, double launch, long points, int steps) {
   pr.gstencils         = static_cast<double>(points) * steps / pr.seconds / 1e9;
 }
 
-/// The generic executor runs the t steps unfused: t launches of one step each.
-Prediction predict_generic(const PlanRequest& r) {
+/// Temporal blocking in the model (FusedKernel): of the GPU variants' tiles (fastest axis
+/// last) the one with the least redundant work whose two buffers, tile plus steps x R halo,
+/// fit the device's team scratch. Returns {work, reads}: the sums of the t shrinking
+/// regions over t tiles' worth, and the tile plus halo read over the tile; nothing when no
+/// tile fits.
+std::optional<std::pair<double, double>> temporal_overheads(const std::vector<int>& radius, int steps, int bytes,
+                                                            double scratch_bytes) {
+  const int D = static_cast<int>(radius.size());
+  const std::vector<std::vector<int>> tiles =
+      D == 1 ? std::vector<std::vector<int>>{{1024}, {512}, {256}}
+      : D == 2 ? std::vector<std::vector<int>>{{32, 64}, {16, 128}, {16, 64}, {8, 128}, {8, 64}, {8, 32}}
+               : std::vector<std::vector<int>>{{8, 8, 32}, {4, 8, 32}, {4, 4, 16}, {4, 4, 8}};
+  std::optional<std::pair<double, double>> best;
+  for (const std::vector<int>& tile : tiles) {
+    double buffer = 1, outputs = 1, work = 0;
+    for (int k = 0; k < D; ++k) {
+      buffer *= tile[k] + 2.0 * steps * radius[k] + (k == 0 ? 7 : 0);  // V - 1 rows of padding
+      outputs *= tile[k];
+    }
+    if (2 * buffer * bytes > scratch_bytes) continue;
+    for (int s = 1; s <= steps; ++s) {
+      double region = 1;
+      for (int k = 0; k < D; ++k) region *= tile[k] + 2.0 * (steps - s) * radius[k];
+      work += region;
+    }
+    double reads = 1;
+    for (int k = 0; k < D; ++k) reads *= (tile[k] + 2.0 * steps * radius[k]) / tile[k];
+    work /= steps * outputs;
+    if (!best || work < best->first) best = std::make_pair(work, reads);
+  }
+  return best;
+}
+
+}  // namespace
+
+Prediction generic_prediction(const PlanRequest& r, std::optional<bool> temporal_form) {
   const DeviceDescription& d = device_description(r.device);
   const long points          = product(r.grid);
   // A compiled shape sums at the precision's FMA rate; a run-time one is bound by its
@@ -88,13 +124,37 @@ Prediction predict_generic(const PlanRequest& r) {
   const double rate          = !compiled ? d.cuda_f32_flops * d.generic_runtime_shape_efficiency
                                : (r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops) *
                                      d.generic_compute_efficiency;
-  Prediction pr;
-  pr.compute_seconds = r.steps * points * 2.0 * terms_of(r.stencil) / rate;
-  const int bytes           = storage_bytes(r.precision);
-  const double efficiency   = bytes == 2 ? d.generic_memory_efficiency_16bit : d.generic_memory_efficiency;
-  pr.memory_seconds         = r.steps * points * 2.0 * bytes / (d.memory_bytes_per_s * efficiency);
-  finish_prediction(pr, r.steps * d.launch_seconds, points, r.steps);
-  return pr;
+  const double flops_per_step = points * 2.0 * terms_of(r.stencil);
+  const int bytes             = storage_bytes(r.precision);
+  const double bandwidth      = d.memory_bytes_per_s *
+                           (bytes == 2 ? d.generic_memory_efficiency_16bit : d.generic_memory_efficiency);
+  Prediction unfused;
+  unfused.compute_seconds = r.steps * flops_per_step / rate;
+  unfused.memory_seconds  = r.steps * points * 2.0 * bytes / bandwidth;
+  finish_prediction(unfused, r.steps * d.launch_seconds, points, r.steps);
+  if (r.steps == 1 || temporal_form == false) return unfused;
+  const auto overheads = temporal_overheads(radius_of(r.stencil), r.steps, bytes, d.team_scratch_bytes);
+  if (!overheads && temporal_form == true) {
+    impl::fail("generic_prediction", "temporal blocking of ", r.steps, " steps: no tile with its halo fits ",
+               d.team_scratch_bytes, " bytes of team scratch");
+  }
+  if (!overheads) return unfused;
+  // Halo reads overlap neighbouring tiles' and mostly hit the L2: counted at half cost.
+  Prediction temporal;
+  temporal.temporal_blocking = true;
+  temporal.compute_seconds   = r.steps * flops_per_step * overheads->first / (rate * d.generic_temporal_efficiency);
+  temporal.memory_seconds    = points * bytes * (2.0 + 0.5 * (overheads->second - 1)) / bandwidth;
+  finish_prediction(temporal, d.launch_seconds, points, r.steps);
+  return temporal_form == true || temporal.seconds < unfused.seconds ? temporal : unfused;
+}
+
+namespace {
+
+/// mma.sp instructions a sparse plan issues over the grid (8 tiles share each N block).
+double mma_count(const Plan& p) {
+  long tiles = 1;
+  for (std::size_t a = 0; a < p.grid.size(); ++a) tiles *= ceil_div(p.grid[a], p.tile[a]);
+  return static_cast<double>(ceil_div(tiles, 8)) * p.mmas_per_tile_group;
 }
 
 /// SparStencil eq. 6-10 over the plan's geometry.
@@ -117,7 +177,7 @@ Prediction predict_sparse(const Plan& p) {
                             : static_cast<double>(p.tile[a]) * p.tiles_per_block[a];
     amplification *= (span + 2.0 * p.radius[a]) / span;
   }
-  const double mmas       = static_cast<double>(ceil_div(tiles, 8)) * p.mmas_per_tile_group;
+  const double mmas       = mma_count(p);
   const double flops      = mmas * 2.0 * p.mma.m * p.mma.n * p.mma.k;
   const double rate       = p.precision == Precision::tf32 ? d.sparse_tf32_flops : d.sparse_f16_flops;
   const int bytes         = storage_bytes(p.precision);
@@ -151,6 +211,37 @@ Prediction predict_sparse(const Plan& p) {
   pr.shared_seconds = (block_load + mmas * p.mma.k * p.mma.n * operand_bytes + 2.0 * 4 * points) / d.shared_bytes_per_s;
   finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
   return pr;
+}
+
+/// The model paper's four scenarios for the sparse plan against the generic executor.
+Scenario scenario_of(const Plan& generic, const Plan& sparse) {
+  const DeviceDescription& d = device_description(sparse.device);
+  const double points        = static_cast<double>(product(sparse.grid));
+  const double bytes         = storage_bytes(sparse.precision);
+  const double terms         = static_cast<double>(terms_of(sparse.original));
+  const double steps         = sparse.fused_steps;
+  const double mma_flops     = mma_count(sparse) * 2.0 * sparse.mma.m * sparse.mma.n * sparse.mma.k;
+  const double bandwidth     = d.memory_bytes_per_s;
+  const double plain_peak    = sparse.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops;
+  const double tensor_peak   = sparse.precision == Precision::tf32 ? d.sparse_tf32_flops : d.sparse_f16_flops;
+  Scenario sc;
+  sc.known = true;
+  // A point moves 2 D bytes a launch: read once, written once.
+  const double plain_steps = generic.predicted.temporal_blocking ? steps : 1;
+  sc.plain_intensity       = plain_steps * 2.0 * terms / (2.0 * bytes);
+  sc.plain_ridge           = plain_peak / bandwidth;
+  sc.tensor_intensity      = mma_flops / (points * 2.0 * bytes);
+  sc.tensor_ridge          = tensor_peak / bandwidth;
+  sc.useful_fraction       = points * 2.0 * static_cast<double>(terms_of(sparse.stencil)) / mma_flops;
+  const bool plain_compute  = sc.plain_intensity > sc.plain_ridge;
+  const bool tensor_compute = sc.tensor_intensity > sc.tensor_ridge;
+  sc.number = plain_compute ? (tensor_compute ? 4 : 3) : (tensor_compute ? 2 : 1);
+  // Useful (t steps of the original stencil) flop/s on each side, eq. 13.
+  const double useful_share = steps * 2.0 * terms * points / mma_flops;  // S / alpha
+  sc.ideal_speedup = useful_share * std::min(tensor_peak, bandwidth * sc.tensor_intensity) /
+                     std::min(plain_peak, bandwidth * sc.plain_intensity);
+  sc.predicted_speedup = generic.predicted.seconds / sparse.predicted.seconds;
+  return sc;
 }
 
 }  // namespace
@@ -404,7 +495,7 @@ Plan make_plan(const PlanRequest& r) {
   const Plan base   = base_plan(r);
   Plan generic      = base;
   generic.executor  = ExecutorKind::generic;
-  generic.predicted = predict_generic(r);
+  generic.predicted = generic_prediction(r);
   const DeviceDescription& device = device_description(r.device);
   const bool sparse_possible = device.has_sparse_tensor_cores() && has_sparse_operands(r.precision);
   if (r.executor == ExecutorKind::generic || !sparse_possible) return generic;
@@ -453,6 +544,7 @@ Plan make_plan(const PlanRequest& r) {
   const auto best        = std::min_element(planned.begin(), planned.end(), better);
   const bool take_sparse = best != planned.end() && (forced || best->predicted.seconds < generic.predicted.seconds);
   Plan chosen            = take_sparse ? *best : generic;
+  if (best != planned.end()) chosen.scenario = scenario_of(generic, *best);
   for (auto it = planned.begin(); it != planned.end(); ++it) {
     if (take_sparse && it == best) continue;
     std::snprintf(reason, sizeof reason, "%s bound, S = %.2f, %ld MMAs per 8 tiles", it->predicted.bound.c_str(),
@@ -462,7 +554,9 @@ Plan make_plan(const PlanRequest& r) {
   chosen.rejected.insert(chosen.rejected.end(), pruned.begin(), pruned.end());
   if (take_sparse) {
     std::snprintf(reason, sizeof reason, "%s bound on the plain cores%s", generic.predicted.bound.c_str(),
-                  r.steps > 1 ? ", runs the steps unfused" : "");
+                  r.steps == 1                          ? ""
+                  : generic.predicted.temporal_blocking ? ", temporal blocking"
+                                                        : ", runs the steps unfused");
     chosen.rejected.push_back({ExecutorKind::generic, {}, generic.predicted.seconds, reason});
   }
   std::stable_sort(chosen.rejected.begin(), chosen.rejected.end(),

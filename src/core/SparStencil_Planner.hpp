@@ -83,6 +83,11 @@ void build_row_runs(Plan& p, const KernelMatrix& a);
 void size_row_run_blocks(Plan& p);
 }  // namespace impl
 
+/// The cost model's generic executor for a request: the faster of its two forms for fused
+/// steps (t launches of one step, or one launch by temporal blocking), or the form asked
+/// for (`temporal`; true throws std::runtime_error where no tile and halo fit team scratch).
+Prediction generic_prediction(const PlanRequest& request, std::optional<bool> temporal = std::nullopt);
+
 /// The best plan; throws std::runtime_error for invalid requests (dimension mismatch,
 /// grid too small for the fused radius, steps < 1, forcing cuda_sptc where it cannot run).
 Plan make_plan(const PlanRequest& request);

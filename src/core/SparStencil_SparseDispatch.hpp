@@ -9,7 +9,8 @@
 /// (ExecutorChoice::sparse), as tf32 operands (docs/PRECISION.md). LayoutLeft Views are
 /// planned with their axes reversed, so the contiguous axis is the plan's fastest;
 /// LayoutStride Views run with their strides (the fast copies need a contiguous last axis).
-/// Executors are cached per (stencil, extents, precision, boundary, layout, device).
+/// Executors are cached per (stencil, extents, precision, boundary, layout, device, steps
+/// per launch). fusion_depth_for asks the planner how many steps iterate should fuse.
 #include <Kokkos_Core.hpp>
 
 #include <functional>
@@ -35,6 +36,23 @@ namespace sparstencil::impl {
 
 inline constexpr bool sparse_dispatch_built = true;
 
+/// The stencil with its axes in the plan's order: the View's, reversed for LayoutLeft
+/// (the contiguous axis last).
+template <int D, class Layout>
+Stencil<D> in_plan_order(const Stencil<D>& stencil) {
+  if constexpr (!std::is_same_v<Layout, Kokkos::LayoutLeft>) {
+    return stencil;
+  } else {
+    std::vector<Term<D>> terms;
+    for (const Term<D>& t : stencil.terms()) {
+      Term<D> r = t;
+      for (int a = 0; a < D; ++a) r.offset[a] = t.offset[D - 1 - a];
+      terms.push_back(r);
+    }
+    return Stencil<D>(terms, stencil.name());
+  }
+}
+
 /// The executor for a request, planned and uploaded once per process: `key` names the
 /// request completely (forcing included); a null entry remembers that the planner chose
 /// the generic executor.
@@ -58,7 +76,7 @@ inline std::shared_ptr<const cuda::SparseExecutor> cached_sparse_executor(const 
 template <int D, class ExecSpace, class InView, class OutView>
 std::function<void(const InView&, const OutView&)> sparse_stepper(const ExecSpace& space, const Stencil<D>& stencil,
                                                                   const InView& in, const OutView& out,
-                                                                  Boundary boundary, bool force) {
+                                                                  Boundary boundary, bool force, int steps = 1) {
   using T      = typename OutView::non_const_value_type;
   using Layout = typename OutView::array_layout;
   constexpr bool cuda_views = std::is_same_v<ExecSpace, Kokkos::Cuda> &&
@@ -85,25 +103,21 @@ std::function<void(const InView&, const OutView&)> sparse_stepper(const ExecSpac
       }
       return {};
     }
-    // Axis order of the plan: the View's, reversed for LayoutLeft (contiguous axis last).
     constexpr bool reversed = std::is_same_v<Layout, Kokkos::LayoutLeft>;
     auto axis               = [](int a) { return reversed ? D - 1 - a : a; };
-    std::vector<Term<D>> terms;
-    for (const Term<D>& t : stencil.terms()) {
-      Term<D> r = t;
-      for (int a = 0; a < D; ++a) r.offset[a] = t.offset[axis(a)];
-      terms.push_back(r);
-    }
+    const Stencil<D> planned = in_plan_order<D, Layout>(stencil);
+    const std::vector<Term<D>>& terms = planned.terms();
     PlanRequest request;
-    request.stencil   = Stencil<D>(terms, stencil.name());
+    request.stencil   = planned;
     request.precision = half ? Precision::f16 : Precision::tf32;
     request.device    = info.major >= 9 ? "h100" : "a100";
     request.boundary  = boundary;
+    request.steps     = steps;
     if (force) request.executor = ExecutorKind::cuda_sptc;
     for (int a = 0; a < D; ++a) request.grid.push_back(static_cast<long>(out.extent(axis(a))));
     std::ostringstream key;
     key << device << '|' << force << '|' << D << '|' << to_string(request.precision) << '|'
-        << to_string(boundary) << '|' << reversed << '|' << tuple_string(request.grid);
+        << to_string(boundary) << '|' << reversed << '|' << tuple_string(request.grid) << '|' << steps;
     for (const Term<D>& t : terms) key << '|' << tuple_string(t.offset) << ':' << std::hexfloat << t.weight;
     std::shared_ptr<const cuda::SparseExecutor> executor = cached_sparse_executor(request, key.str());
     if (!executor) return {};
@@ -118,14 +132,77 @@ std::function<void(const InView&, const OutView&)> sparse_stepper(const ExecSpac
   }
 }
 
+/// Steps per launch for `iterate` of `steps` steps on CUDA Views: the depth t (1 to 8)
+/// whose plan the planner predicts fastest per step, each t planned as make_plan would for
+/// that launch (sparse fused plans only under a periodic boundary, where one launch equals
+/// t steps everywhere; the generic executor by temporal blocking). 1 where the planner has
+/// no model of the device. Remembered per problem.
+template <int D, class ExecSpace, class View>
+int fusion_depth_for(const ExecSpace&, const Stencil<D>& stencil, const View& a, int steps, Boundary boundary,
+                     bool force_generic, bool force_sparse) {
+  using T = typename View::non_const_value_type;
+  if constexpr (!std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+    return 1;
+  } else {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) fail("iterate", "no current CUDA device");
+    const cuda::DeviceInfo info = cuda::device_info(device);
+    if (info.major < 8) return 1;
+    constexpr bool half = std::is_same_v<T, Kokkos::Experimental::half_t>;
+    constexpr bool single = std::is_same_v<T, float>;
+    PlanRequest request;
+    constexpr bool reversed = std::is_same_v<typename View::array_layout, Kokkos::LayoutLeft>;
+    request.stencil   = in_plan_order<D, typename View::array_layout>(stencil);
+    request.precision = half ? Precision::f16 : single ? (force_sparse ? Precision::tf32 : Precision::f32) : Precision::f64;
+    request.device    = info.major >= 9 ? "h100" : "a100";
+    request.boundary  = boundary;
+    for (int k = 0; k < D; ++k) request.grid.push_back(static_cast<long>(a.extent(reversed ? D - 1 - k : k)));
+    std::ostringstream key;
+    key << device << '|' << reversed << force_generic << force_sparse << '|' << to_string(request.precision) << '|'
+        << to_string(boundary) << '|' << tuple_string(request.grid) << '|' << std::min(steps, 8);
+    for (const Term<D>& t : stencil.terms()) key << '|' << tuple_string(t.offset) << ':' << std::hexfloat << t.weight;
+    static std::mutex mutex;
+    static std::map<std::string, int> chosen;
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = chosen.find(key.str()); it != chosen.end()) return it->second;
+    int best = 1;
+    double best_seconds = INFINITY;
+    for (int t = 1; t <= std::min(steps, 8); ++t) {
+      request.steps    = t;
+      const bool fused_sparse_exact = t == 1 || boundary == Boundary::periodic;
+      request.executor = force_generic || !fused_sparse_exact ? std::optional(ExecutorKind::generic)
+                         : force_sparse                       ? std::optional(ExecutorKind::cuda_sptc)
+                                                              : std::nullopt;
+      if (force_sparse && !fused_sparse_exact) continue;
+      double seconds = INFINITY;
+      try {
+        seconds = make_plan(request).predicted.seconds / t;
+      } catch (const std::runtime_error&) {
+        continue;  // t x radius too wide for the grid
+      }
+      if (seconds < 0.98 * best_seconds) {  // a deeper fusion must gain more than noise
+        best_seconds = seconds;
+        best         = t;
+      }
+    }
+    chosen.emplace(key.str(), best);
+    return best;
+  }
+}
+
 #else
 
 inline constexpr bool sparse_dispatch_built = false;
 
+template <int D, class ExecSpace, class View>
+int fusion_depth_for(const ExecSpace&, const Stencil<D>&, const View&, int, Boundary, bool, bool) {
+  return 1;
+}
+
 template <int D, class ExecSpace, class InView, class OutView>
 std::function<void(const InView&, const OutView&)> sparse_stepper(const ExecSpace&, const Stencil<D>&,
                                                                   const InView&, const OutView&, Boundary,
-                                                                  bool force) {
+                                                                  bool force, int = 1) {
   if (force) {
     fail("apply", "the sparse executor is not built here: it needs Kokkos with CUDA and SparStencil built with ",
          "SparStencil_ENABLE_CUDA_SPTC");

@@ -88,6 +88,22 @@ inline std::vector<GenericConfig> generic_candidates(int dimension, bool gpu) {
           {st, 32, 4, 64}};
 }
 
+/// The temporal-blocking variants (FusedKernel: team scratch, V outputs a thread along the
+/// blocking axis, so `caching` is scratch); the first is the untimed default.
+inline std::vector<GenericConfig> generic_fused_candidates(int dimension, bool gpu) {
+  constexpr auto sw = GenericCaching::scratch;
+  if (!gpu) {  // one thread a team: small tiles keep both buffers in the host's 32 KiB of team scratch
+    if (dimension == 1) return {{sw, 256, 1, 4}};
+    if (dimension == 2) return {{sw, 32, 2, 8}, {sw, 16, 2, 4}};
+    return {{sw, 8, 4, 4}, {sw, 4, 4, 2}};
+  }
+  if (dimension == 1) return {{sw, 256, 1, 4}, {sw, 256, 1, 8}, {sw, 128, 1, 8}};
+  if (dimension == 2) {
+    return {{sw, 64, 4, 4}, {sw, 64, 4, 8}, {sw, 128, 2, 4}, {sw, 32, 8, 4}, {sw, 128, 2, 8}, {sw, 64, 2, 8}};
+  }
+  return {{sw, 32, 8, 4}, {sw, 32, 8, 8}, {sw, 32, 4, 8}, {sw, 64, 4, 4}, {sw, 16, 16, 4}};
+}
+
 template <class ExecSpace>
 constexpr bool runs_on_host() {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
@@ -134,6 +150,38 @@ class GenericExecutor {
     for (int k = 0; k < D; ++k) empty = empty || g.count[k] <= 0;
     if (!empty) with_shape(g, [&](const auto& shape) { launch_interior(space, shape, in.data(), out.data(), g, config); });
     if (boundary != Boundary::interior && !wrap) launch_rim(space, in, out, g, boundary);
+  }
+
+  /// `steps` (>= 2) steps from `in` to `out` in one launch by temporal blocking
+  /// (FusedKernel): `config` gives the team and the outputs V a thread computes per item;
+  /// its caching is ignored. Asynchronous on `space`.
+  template <class InView, class OutView>
+  void apply_fused(const ExecSpace& space, const InView& in, const OutView& out, Boundary boundary, int steps,
+                   GenericConfig config) const {
+    config.caching      = GenericCaching::scratch;
+    const Geometry<D> g = geometry(in, out, config, /*whole grid*/ true);
+    with_shape(g, [&](const auto& shape) {
+      using Shape = std::decay_t<decltype(shape)>;
+      switch (config.outputs) {
+        case 1: return launch_interior(space, FusedKernel<T, D, Shape, 1, ExecSpace>{in.data(), out.data(), g, shape, steps, boundary});
+        case 2: return launch_interior(space, FusedKernel<T, D, Shape, 2, ExecSpace>{in.data(), out.data(), g, shape, steps, boundary});
+        case 4: return launch_interior(space, FusedKernel<T, D, Shape, 4, ExecSpace>{in.data(), out.data(), g, shape, steps, boundary});
+        case 8: return launch_interior(space, FusedKernel<T, D, Shape, 8, ExecSpace>{in.data(), out.data(), g, shape, steps, boundary});
+        default: check(config);
+      }
+    });
+  }
+
+  /// Whether a temporal-blocking launch of `steps` steps with `config` fits the space's
+  /// team scratch (both buffers of a tile with its halo).
+  template <class InView, class OutView>
+  bool fused_fits(const InView& in, const OutView& out, int steps, GenericConfig config) const {
+    config.caching      = GenericCaching::scratch;
+    const Geometry<D> g = geometry(in, out, config, true);
+    long elements       = 1;
+    for (int k = 0; k < D; ++k) elements *= g.tile[k] + 2 * steps * g.halo[k] + (k == 0 ? config.outputs - 1 : 0);
+    using Policy = Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>;
+    return 2 * elements * static_cast<long>(sizeof(T)) <= Policy::scratch_size_max(0);
   }
 
   /// The variant that runs for `config`. Streaming needs a GPU team, a plane (2-D, 3-D)
@@ -281,25 +329,18 @@ class GenericExecutor {
     using Policy = Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>;
     Policy policy(space, static_cast<int>(league), team_size);
     const char* label = Kernel::label;
-    if constexpr (Kernel::scratch) {
-      const long bytes   = Kernel::scratch_elements(g) * static_cast<long>(sizeof(T));
-      const long max     = Policy::scratch_size_max(0);
-      if (bytes > max) {
-        fail("apply", "generic variant: a tile with its halo needs ", bytes, " bytes of team scratch, ",
-             ExecSpace::name(), " offers ", max);
-      }
-      policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
-    }
     if constexpr (Kernel::streaming) {
       const int plane = Kernel::plane_elements(g);
       if (plane > Kernel::loads_per_thread * threads) {
         fail("apply", "generic variant: a plane of ", plane, " values needs more than ", Kernel::loads_per_thread,
              " loads for each of the team's ", threads, " threads");
       }
-      const long bytes = Kernel::scratch_bytes(g);
-      if (bytes > Policy::scratch_size_max(0)) {
-        fail("apply", "generic variant: ", Kernel::group, " planes double-buffered need ", bytes,
-             " bytes of team scratch, ", ExecSpace::name(), " offers ", Policy::scratch_size_max(0));
+    }
+    if (const long bytes = kernel.scratch_bytes(); bytes > 0) {
+      const long max = Policy::scratch_size_max(0);
+      if (bytes > max) {
+        fail("apply", "generic variant: ", Kernel::label, " needs ", bytes, " bytes of team scratch for a tile ",
+             "with its halo, ", ExecSpace::name(), " offers ", max);
       }
       policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
     }
@@ -378,6 +419,21 @@ std::shared_ptr<const GenericExecutor<D, ExecSpace, T>> cached_generic_executor(
   return executor;
 }
 
+/// The deepest fusion, at most `wanted` steps a launch, whose tile and halo fit team scratch
+/// in some temporal variant (1: none does, the steps run unfused). A forced variant is
+/// taken as it is (a launch that does not fit throws, naming the sizes).
+template <int D, class ExecSpace, class T, class InView, class OutView>
+int fused_depth(const GenericExecutor<D, ExecSpace, T>& executor, const InView& in, const OutView& out, int wanted,
+                const std::optional<GenericConfig>& forced) {
+  if (forced || wanted <= 1) return wanted;
+  for (int depth = wanted; depth > 1; --depth) {
+    for (const GenericConfig& c : generic_fused_candidates(D, !runs_on_host<ExecSpace>())) {
+      if (executor.fused_fits(in, out, depth, c)) return depth;
+    }
+  }
+  return 1;
+}
+
 /// Key of a tuning result: everything that changes the timing but the boundary (which
 /// the caller appends), nothing that does not (weights).
 template <int D, class ExecSpace, class T, class InView, class OutView>
@@ -397,38 +453,52 @@ std::string tuning_key(const ExecSpace& space, const GenericExecutor<D, ExecSpac
 }
 
 /// The variant for this problem: forced, tuned (timed once, then remembered), or default.
+/// `steps` > 1 picks among the temporal-blocking variants for launches of that many steps
+/// (fused_depth() says how deep they fit).
 template <int D, class ExecSpace, class T, class InView, class OutView>
 GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, ExecSpace, T>& executor,
                              const Stencil<D>& stencil, const InView& in, const OutView& out,
                              Boundary boundary, const std::optional<GenericConfig>& forced,
-                             const GenericTuning& tuning) {
+                             const GenericTuning& tuning, int steps = 1) {
   if (forced) {
     GenericExecutor<D, ExecSpace, T>::check(*forced);
     return *forced;
   }
-  const std::vector<GenericConfig> candidates = generic_candidates(D, !runs_on_host<ExecSpace>());
+  const bool gpu = !runs_on_host<ExecSpace>();
+  std::vector<GenericConfig> candidates = steps > 1 ? generic_fused_candidates(D, gpu) : generic_candidates(D, gpu);
+  if (steps > 1) {  // the temporal variants whose tile and halo fit team scratch (the caller checked one does)
+    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                    [&](const GenericConfig& c) { return !executor.fused_fits(in, out, steps, c); }),
+                     candidates.end());
+    if (candidates.empty()) fail("iterate", "no temporal-blocking variant fits team scratch for ", steps, " steps");
+  }
   long points = 1;
   for (int a = 0; a < D; ++a) points *= static_cast<long>(out.extent(a));
-  if (!tuning.autotune || points < tuning.min_points) return candidates.front();
+  if (!tuning.autotune || points < tuning.min_points || candidates.size() == 1) return candidates.front();
 
   static std::mutex mutex;
   static std::map<std::string, GenericConfig> tuned;
   const std::lock_guard<std::mutex> lock(mutex);
-  const std::string key = tuning_key(space, executor, stencil, in, out) + '|' + to_string(boundary);
+  const std::string key = tuning_key(space, executor, stencil, in, out) + '|' + to_string(boundary) + "|steps " +
+                          std::to_string(steps);
   if (auto it = tuned.find(key); it != tuned.end()) return it->second;
-  // Each candidate: one warm-up step, then the median of three timed steps under the
-  // caller's boundary (some variants cover the rim themselves). The steps write `out`,
-  // which the caller's own step overwrites next.
+  // Each candidate: one warm-up launch, then the median of three timed launches under the
+  // caller's boundary (some variants cover the rim themselves). The launches write `out`,
+  // which the caller's own launch overwrites next.
+  auto launch = [&](const GenericConfig& c) {
+    if (steps > 1) executor.apply_fused(space, in, out, boundary, steps, c);
+    else executor.apply(space, in, out, boundary, c);
+  };
   GenericConfig best = candidates.front();
   double best_seconds = -1;
   for (const GenericConfig& c : candidates) {
     std::vector<double> seconds;
     try {
-      executor.apply(space, in, out, boundary, c);
+      launch(c);
       space.fence();
       for (int run = 0; run < 3; ++run) {
         Kokkos::Timer timer;
-        executor.apply(space, in, out, boundary, c);
+        launch(c);
         space.fence();
         seconds.push_back(timer.seconds());
       }

@@ -106,7 +106,6 @@ struct InteriorKernel {
   using Member = typename Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::member_type;
   using ScratchView =
       Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  static constexpr bool scratch   = Scratch;
   static constexpr bool streaming = false;
   static constexpr const char* label = Scratch ? "sparstencil::generic[scratch]" : "sparstencil::generic[cached]";
 
@@ -126,6 +125,7 @@ struct InteriorKernel {
     for (int k = 0; k < D; ++k) n *= g.tile[k] + 2 * g.halo[k];
     return n;
   }
+  long scratch_bytes() const { return Scratch ? scratch_elements(g) * static_cast<long>(sizeof(T)) : 0; }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
@@ -212,7 +212,6 @@ struct StreamKernel {
   using ScratchView =
       Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   static constexpr int R                = Shape::radius;
-  static constexpr bool scratch         = false;  // sized by the executor from the plane
   static constexpr bool streaming       = true;
   static constexpr const char* label    = "sparstencil::generic[streaming]";
   static constexpr int group            = 8;  ///< planes loaded per step (one barrier each)
@@ -228,7 +227,7 @@ struct StreamKernel {
     for (int k = 1; k < D; ++k) n *= g.tile[k] + 2 * R;
     return n;
   }
-  static long scratch_bytes(const Geometry<D>& g) { return 2L * group * plane_elements(g) * sizeof(T); }
+  long scratch_bytes() const { return 2L * group * plane_elements(g) * static_cast<long>(sizeof(T)); }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
@@ -329,6 +328,130 @@ struct StreamKernel {
         }
       }
       if (step + 1 < steps) stage(step + 1);
+      team.team_barrier();
+    }
+  }
+};
+
+/// Temporal blocking (overlapped tiles): `steps` steps in one launch, so device memory is
+/// read and written once per launch instead of once per step. A team owns a tile of
+/// outputs (the whole grid is tiled: lo = 0, count = extent); it copies the tile and a halo
+/// of steps x R into team scratch, then computes the steps there, each over a region R
+/// smaller per side than the one before, between two scratch buffers; the last step
+/// writes the tile. Values are rounded to T between steps, as unfused steps store them.
+/// Periodic reads wrap. Under fixed_rim and interior the rim keeps its input values at
+/// every step (iterate's contract: both buffers share the rim); the last step copies it
+/// (fixed_rim) or leaves it alone (interior). Points outside the grid are never computed.
+template <class T, int D, class Shape, int V, class ExecSpace>
+struct FusedKernel {
+  using Acc    = accumulator_t<T>;
+  using Member = typename Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::member_type;
+  using ScratchView =
+      Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr bool streaming    = false;
+  static constexpr const char* label = "sparstencil::generic[temporal]";
+
+  const T* in;
+  T* out;
+  Geometry<D> g;
+  Shape shape;
+  int steps;
+  Boundary boundary;
+
+  /// Scratch extents of one buffer: tile plus halo; V - 1 more along k = 0, where the
+  /// last group of V outputs of a region may run past it (its extra outputs are dropped).
+  KOKKOS_INLINE_FUNCTION Kokkos::Array<int, D> buffer_extent() const {
+    Kokkos::Array<int, D> e;
+    for (int k = 0; k < D; ++k) e[k] = g.tile[k] + 2 * steps * g.halo[k] + (k == 0 ? V - 1 : 0);
+    return e;
+  }
+  KOKKOS_INLINE_FUNCTION long buffer_elements() const {
+    const Kokkos::Array<int, D> e = buffer_extent();
+    long n = 1;
+    for (int k = 0; k < D; ++k) n *= e[k];
+    return n;
+  }
+  long scratch_bytes() const { return 2 * buffer_elements() * static_cast<long>(sizeof(T)); }
+
+  KOKKOS_INLINE_FUNCTION long input_index(const Kokkos::Array<int, D>& c) const {
+    long i = 0;
+    for (int k = 0; k < D; ++k) i += static_cast<long>(c[k]) * g.in_stride[k];
+    return i;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
+    const Kokkos::Array<int, D> e      = buffer_extent();
+    const long n                       = buffer_elements();
+    const bool periodic                = boundary == Boundary::periodic;
+    Kokkos::Array<long, D> stride;
+    long s = 1;
+    for (int k = D - 1; k >= 0; --k) {
+      stride[k] = s;
+      s *= e[k];
+    }
+    ScratchView scratch(team.team_scratch(0), 2 * n);
+    T* buffer[2] = {scratch.data(), scratch.data() + n};
+    // Grid coordinate of a scratch position.
+    auto grid_coordinate = [&](int p, int k) { return origin[k] + p - steps * g.halo[k]; };
+
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(n)), [&](int i) {
+      Kokkos::Array<int, D> c;
+      bool outside = false;
+      for (int k = D - 1, rest = i; k >= 0; --k) {
+        c[k] = grid_coordinate(rest % e[k], k);
+        rest /= e[k];
+        if (periodic) c[k] = ((c[k] % g.extent[k]) + g.extent[k]) % g.extent[k];
+        outside = outside || c[k] < 0 || c[k] >= g.extent[k];
+      }
+      buffer[0][i] = outside ? T(0) : in[input_index(c)];
+    });
+    team.team_barrier();
+
+    for (int step = 1; step <= steps; ++step) {
+      const bool last           = step == steps;
+      const T* KOKKOS_RESTRICT src = buffer[(step - 1) & 1];
+      T* dst                    = buffer[step & 1];
+      // The region this step computes: R per side inside the one before.
+      Kokkos::Array<int, D> lo, count;
+      int rest_points = 1;
+      for (int k = 0; k < D; ++k) {
+        lo[k]    = step * g.halo[k];
+        count[k] = g.tile[k] + 2 * (steps - step) * g.halo[k];
+        if (k > 0) rest_points *= count[k];
+      }
+      const int groups = (count[0] + V - 1) / V;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, groups * rest_points), [&](int item) {
+        Kokkos::Array<int, D> p;
+        for (int k = D - 1, rest = item; k >= 1; --k) {
+          p[k] = lo[k] + rest % count[k];
+          rest /= count[k];
+        }
+        p[0] = lo[0] + (item / rest_points) * V;
+        long base = 0;
+        for (int k = 0; k < D; ++k) base += p[k] * stride[k];
+        Acc acc[V] = {};
+        accumulate<V>(shape, src, base, stride, acc, g.axis);
+        for (int v = 0; v < V && p[0] + v < lo[0] + count[0]; ++v) {
+          Kokkos::Array<int, D> c;
+          bool outside = false, rim = false;
+          for (int k = 0; k < D; ++k) {
+            c[k] = grid_coordinate(p[k] + (k == 0 ? v : 0), k);
+            if (last || !periodic) outside = outside || c[k] < 0 || c[k] >= g.extent[k];
+            rim = rim || c[k] < g.halo[k] || c[k] >= g.extent[k] - g.halo[k];
+          }
+          if (outside) continue;  // never read by a point of the grid
+          rim = rim && !periodic;
+          if (!last) {
+            dst[base + v * stride[0]] = rim ? in[input_index(c)] : static_cast<T>(acc[v]);
+            continue;
+          }
+          if (rim && boundary == Boundary::interior) continue;
+          long target = 0;
+          for (int k = 0; k < D; ++k) target += static_cast<long>(c[k]) * g.out_stride[k];
+          out[target] = rim ? in[input_index(c)] : static_cast<T>(acc[v]);
+        }
+      });
       team.team_barrier();
     }
   }
