@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "SparStencil_Boundary.hpp"
 #include "SparStencil_Generic.hpp"
@@ -113,9 +115,27 @@ RunReport report(int steps, bool sparse = false) {
   return {sparse ? "cuda_sptc" : "generic", ExecSpace::name(), steps, ""};
 }
 
+/// Steps of each launch for `steps` steps at most `fusion` a launch: full launches, then
+/// the rest. The launch count has the parity of `steps` (one launch split in two where it
+/// would not), so iterate swaps the handles exactly when `steps` is odd, fused or not.
+inline std::vector<int> launch_depths(int steps, int fusion) {
+  std::vector<int> depths(steps / fusion, fusion);
+  if (steps % fusion) depths.push_back(steps % fusion);
+  if ((static_cast<int>(depths.size()) - steps) % 2 != 0) {
+    for (auto it = depths.rbegin(); it != depths.rend(); ++it) {
+      if (*it > 1) {
+        --*it;
+        depths.push_back(1);
+        break;
+      }
+    }
+  }
+  return depths;
+}
+
 /// Runs `steps` generic steps from a into b, `fusion` steps a launch (temporal blocking
-/// when above 1); with `ping_pong` the handles are swapped after each launch (iterate), so
-/// a holds the result.
+/// when above 1, as deep as team scratch allows); with `ping_pong` the handles are swapped
+/// after each launch (iterate), so a holds the result.
 template <int D, class ExecSpace, class InView, class OutView>
 RunReport generic_steps(const char* region, const ExecSpace& space, const Stencil<D>& stencil, InView& a, OutView& b,
                         int steps, bool ping_pong, const Options& options, int fusion = 1) {
@@ -128,11 +148,9 @@ RunReport generic_steps(const char* region, const ExecSpace& space, const Stenci
                           depth);
   };
   const GenericConfig config = config_for(fusion);
-  for (int done = 0; done < steps;) {
-    const int depth = std::min(fusion, steps - done);
-    if (depth == 1) executor->apply(space, a, b, options.boundary, config_for(1));
+  for (const int depth : launch_depths(steps, fusion)) {
+    if (depth == 1) executor->apply(space, a, b, options.boundary, fusion == 1 ? config : config_for(1));
     else executor->apply_fused(space, a, b, options.boundary, depth, depth == fusion ? config : config_for(depth));
-    done += depth;
     if constexpr (std::is_same_v<InView, OutView>) {
       if (ping_pong) std::swap(a, b);
     }
@@ -155,6 +173,8 @@ std::function<void(const InView&, const OutView&)> sparse_step(const ExecSpace& 
                                                                const InView& in, const OutView& out,
                                                                const Options& options, int steps = 1) {
   if (options.executor == ExecutorChoice::generic) return {};
+  // A fused plan equals its steps only away from the rim unless the boundary is periodic.
+  if (steps > 1 && options.boundary != Boundary::periodic) return {};
   return sparse_stepper<D>(space, stencil, in, out, options.boundary, options.executor == ExecutorChoice::sparse,
                            steps);
 }
@@ -198,8 +218,9 @@ RunReport apply(const Stencil<D>& stencil, const InView& in, const OutView& out,
   return apply(typename OutView::execution_space(), stencil, in, out, options);
 }
 
-/// `steps` steps ping-ponging between a and b. On return `a` holds the final field and `b`
-/// the one before it: when `steps` is odd the two View handles are swapped. With
+/// `steps` steps ping-ponging between a and b, Options::fusion steps a launch. On return
+/// `a` holds the final field and `b` the one a launch before it (a step before when each
+/// launch is one step): when `steps` is odd the two View handles are swapped. With
 /// Boundary::interior the rim of each buffer keeps whatever it held, so give both the
 /// same rim (for example b = copy of a). steps = 0 does nothing.
 template <class ExecSpace, int D, class View>
@@ -210,19 +231,16 @@ RunReport iterate(const ExecSpace& space, const Stencil<D>& stencil, View& a, Vi
   impl::check_views("iterate", stencil, a, b);
   const int fusion = impl::fusion_depth<D>(space, stencil, a, steps, options);
   if (const auto step = steps > 0 ? impl::sparse_step<D>(space, stencil, a, b, options, fusion) : nullptr) {
-    const int last = steps % fusion;  // a shorter last launch, if the count does not divide
-    const auto last_step = last > 1 ? impl::sparse_step<D>(space, stencil, a, b, options, last) : nullptr;
-    const auto single    = last == 1 ? impl::sparse_step<D>(space, stencil, a, b, options, 1) : nullptr;
-    for (int s = 0; s + fusion <= steps; s += fusion) {
-      step(a, b);
-      std::swap(a, b);
-    }
-    if (last > 0) {
-      if (const auto& tail = last > 1 ? last_step : single) {
-        tail(a, b);
+    // Launches of other depths (the rest) get their own plans; one the planner gives to
+    // the generic executor runs there.
+    std::map<int, std::function<void(const View&, const View&)>> steppers{{fusion, step}};
+    for (const int depth : impl::launch_depths(steps, fusion)) {
+      if (!steppers.count(depth)) steppers[depth] = impl::sparse_step<D>(space, stencil, a, b, options, depth);
+      if (const auto& launch = steppers[depth]) {
+        launch(a, b);
         std::swap(a, b);
       } else {
-        impl::generic_steps<D>("sparstencil::iterate[generic]", space, stencil, a, b, last, true, options, last);
+        impl::generic_steps<D>("sparstencil::iterate[generic]", space, stencil, a, b, depth, true, options, depth);
       }
     }
     RunReport r        = impl::report<ExecSpace>(steps, true);

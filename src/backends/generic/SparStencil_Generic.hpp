@@ -101,7 +101,7 @@ inline std::vector<GenericConfig> generic_fused_candidates(int dimension, bool g
   if (dimension == 2) {
     return {{sw, 64, 4, 4}, {sw, 64, 4, 8}, {sw, 128, 2, 4}, {sw, 32, 8, 4}, {sw, 128, 2, 8}, {sw, 64, 2, 8}};
   }
-  return {{sw, 32, 8, 4}, {sw, 32, 8, 8}, {sw, 32, 4, 8}, {sw, 64, 4, 4}, {sw, 16, 16, 4}};
+  return {{sw, 32, 8, 4}, {sw, 32, 8, 8}, {sw, 32, 4, 8}, {sw, 64, 4, 4}, {sw, 16, 16, 4}, {sw, 16, 4, 4}};
 }
 
 template <class ExecSpace>
