@@ -295,8 +295,9 @@ TYPED_TEST(GenericExecutor, TemporalBlockingMatchesReference) {
         }
         exec_space().fence();
         // Shallow depths always fit a tile's scratch; a deep one may run shallower launches.
-        // (3-D tiles of 8-byte values on a GPU fit only at depth 2 or run unfused.)
-        if (fusion <= 4 && (D < 3 || sizeof(T) < 8)) {
+        // Radius-1 halos of depth 4 fit every space's team scratch (GPU 3-D tiles of 8-byte
+        // values only at depth 2); wider ones may run shallower.
+        if (fusion <= 4 && stencil.max_radius() == 1 && (D < 3 || sizeof(T) < 8)) {
           EXPECT_EQ(report.steps_per_launch, std::min(fusion, steps)) << report.variant;
         }
         EXPECT_LE(report.steps_per_launch, std::min(fusion, steps));
