@@ -207,7 +207,8 @@ def main():
           f"{report['seconds']:.0f} s{'; stopped early: ' + report['stopped_early'] if report['stopped_early'] else ''}.",
           "GStencil/s per original step (a fused launch counts its t steps); in brackets the % of the "
           "single-step roofline from the device-to-device copy measured in the same run. The generic executor "
-          "and cuDNN run fused depths as t single steps.", "", "## Standard kernels", ""] + std_lines
+          "runs fused depths as t single steps (column generic) or as one temporal-blocking launch (generic "
+          "temporal blocking); cuDNN as t single steps.", "", "## Standard kernels", ""] + std_lines
     if order:
         plot_rates(table, order, os.path.join(args.out, "suite_rates.png"))
         md += ["", "![rates](suite_rates.png)"]
