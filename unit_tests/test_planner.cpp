@@ -359,7 +359,7 @@ TEST(Planner, ExplainsTheFourScenarios) {
     r.steps   = c.steps;
     const Plan plan = make_plan(r);
     ASSERT_TRUE(plan.scenario.known) << c.stencil;
-    EXPECT_EQ(plan.scenario.number, c.scenario) << c.stencil << "\n" << explain(plan);
+    EXPECT_EQ(plan.scenario.number(), c.scenario) << c.stencil << "\n" << explain(plan);
     const std::string text = explain(plan);
     for (const char* part : {"scenario", c.verdict, "roofline", "ridge", "speedup", "calibrated model"}) {
       EXPECT_NE(text.find(part), std::string::npos) << part << " missing from:\n" << text;

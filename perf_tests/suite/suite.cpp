@@ -221,28 +221,22 @@ class Suite {
     return *m_grids;
   }
 
-  double predicted_step_seconds(const AnyStencil& stencil, const std::vector<long>& extents, Precision p, int t,
-                                std::optional<ExecutorKind> executor) const {
-    PlanRequest r;
-    r.stencil  = stencil;
-    r.grid     = extents;
-    r.precision = p;
-    r.device   = m_settings.device;
-    r.steps    = t;
-    r.executor = executor;
-    return make_plan(r).predicted.seconds / t;
-  }
-
-  /// The model's generic time per step at depth t in the form the row measured (one step;
-  /// temporal blocking for t > 1, whether or not the planner would pick that form).
-  double predicted_generic_seconds(const Item& item, Precision p, int t) const {
+  /// The planner's request for an item's stencil and grid (periodic) at depth t.
+  PlanRequest request(const Item& item, Precision p, int t) const {
     PlanRequest r;
     r.stencil   = item.stencil;
     r.grid      = item.extents;
     r.precision = p;
     r.device    = m_settings.device;
     r.steps     = t;
-    r.executor  = ExecutorKind::generic;
+    return r;
+  }
+
+  /// The model's generic time per step at depth t in the form the row measured (one step;
+  /// temporal blocking for t > 1, whether or not the planner would pick that form).
+  double predicted_generic_seconds(const Item& item, Precision p, int t) const {
+    PlanRequest r = request(item, p, t);
+    r.executor    = ExecutorKind::generic;
     try {
       return generic_prediction(r, t > 1).seconds / t;
     } catch (const std::runtime_error&) {
@@ -443,15 +437,9 @@ class Suite {
     json& row         = add_row(item, "sparse", p, t);
     Plan plan;
     try {
-      PlanRequest r;
-      r.stencil   = stencil;
-      r.grid      = item.extents;
-      r.precision = p;
-      r.device    = m_settings.device;
-      r.steps     = t;
-      r.boundary  = Boundary::periodic;
-      r.executor  = ExecutorKind::cuda_sptc;
-      plan        = make_plan(r);
+      PlanRequest r = request(item, p, t);
+      r.executor    = ExecutorKind::cuda_sptc;
+      plan          = make_plan(r);
     } catch (const std::exception& e) {
       fail_row(row, "refused", e.what());  // the planner cannot make a sparse plan: expected for some
       return std::nullopt;
@@ -494,13 +482,7 @@ class Suite {
       if (measured.empty()) continue;
       std::string chosen = "generic";
       try {
-        PlanRequest r;
-        r.stencil   = item.stencil;
-        r.grid      = item.extents;
-        r.precision = Precision::f16;
-        r.device    = m_settings.device;
-        r.steps     = t;
-        const Plan plan = make_plan(r);
+        const Plan plan = make_plan(request(item, Precision::f16, t));
         chosen = plan.executor == ExecutorKind::cuda_sptc ? "cuda_sptc"
                  : plan.predicted.temporal_blocking       ? "generic-tb"
                                                           : "generic";

@@ -143,14 +143,20 @@ RunReport generic_steps(const char* region, const ExecSpace& space, const Stenci
   Kokkos::Profiling::pushRegion(region);
   const auto executor = cached_generic_executor<D, ExecSpace, T>(space, stencil);
   fusion              = fused_depth(*executor, a, b, fusion, options.generic_variant);
-  auto config_for     = [&](int depth) {
-    return generic_config(space, *executor, stencil, a, b, options.boundary, options.generic_variant, options.tuning,
-                          depth);
+  // The variant of each launch depth, looked up (or tuned) once.
+  std::map<int, GenericConfig> configs;
+  auto config_for = [&](int depth) -> const GenericConfig& {
+    auto it = configs.find(depth);
+    if (it == configs.end()) {
+      it = configs.emplace(depth, generic_config(space, *executor, stencil, a, b, options.boundary,
+                                                 options.generic_variant, options.tuning, depth)).first;
+    }
+    return it->second;
   };
   const GenericConfig config = config_for(fusion);
   for (const int depth : launch_depths(steps, fusion)) {
-    if (depth == 1) executor->apply(space, a, b, options.boundary, fusion == 1 ? config : config_for(1));
-    else executor->apply_fused(space, a, b, options.boundary, depth, depth == fusion ? config : config_for(depth));
+    if (depth == 1) executor->apply(space, a, b, options.boundary, config_for(1));
+    else executor->apply_fused(space, a, b, options.boundary, depth, config_for(depth));
     if constexpr (std::is_same_v<InView, OutView>) {
       if (ping_pong) std::swap(a, b);
     }

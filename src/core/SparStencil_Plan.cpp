@@ -194,14 +194,11 @@ std::string explain(const Plan& p) {
   std::snprintf(line, sizeof line, "%-12s %s\n", "why", why.c_str());
   out << line;
   if (p.fused_steps > 1 && p.executor == ExecutorKind::generic) {
-    std::snprintf(line, sizeof line, "  %-12s %s\n", "fusion",
-                  p.predicted.temporal_blocking
-                      ? (std::to_string(p.fused_steps) +
-                         " steps in one launch by temporal blocking (tile and halo in team scratch, exact everywhere)")
-                            .c_str()
-                      : (std::to_string(p.fused_steps) + " launches of one step (temporal blocking predicted slower"
-                                                         " or its halo does not fit team scratch)")
-                            .c_str());
+    const char* how = p.predicted.temporal_blocking
+                          ? "steps in one launch by temporal blocking (tile and halo in team scratch, exact everywhere)"
+                          : "launches of one step (temporal blocking predicted slower or its halo does not fit "
+                            "team scratch)";
+    std::snprintf(line, sizeof line, "  %-12s %d %s\n", "fusion", p.fused_steps, how);
     out << line;
   } else if (p.fused_steps > 1) {
     std::snprintf(line, sizeof line, "  %-12s %d steps in one launch (radius %d, %zu points, redundancy alpha %.2f)%s\n",
@@ -254,15 +251,15 @@ std::string explain(const Plan& p) {
     static const char* verdicts[] = {"", "no gain possible (eq. 14: ratio 1)", "tensor cores lose (eq. 16: ratio < 1)",
                                      "tensor cores win (eq. 17: ratio > 1)",
                                      "conditional: alpha < S P_TC / P_CU decides (eq. 18-19)"};
-    std::snprintf(line, sizeof line, "  %-12s %d, %s: %s\n", "scenario", sc.number, names[sc.number],
-                  verdicts[sc.number]);
+    std::snprintf(line, sizeof line, "  %-12s %d, %s: %s\n", "scenario", sc.number(), names[sc.number()],
+                  verdicts[sc.number()]);
     out << line;
     std::snprintf(line, sizeof line,
                   "  %-12s plain cores I = %.2f flop/B (ridge %.1f, %s bound); tensor cores I = %.2f flop/B "
                   "(ridge %.1f, %s bound), S = %.3f, alpha = %.2f\n",
-                  "roofline", sc.plain_intensity, sc.plain_ridge,
-                  sc.plain_intensity > sc.plain_ridge ? "compute" : "memory", sc.tensor_intensity, sc.tensor_ridge,
-                  sc.tensor_intensity > sc.tensor_ridge ? "compute" : "memory", sc.useful_fraction, p.redundancy);
+                  "roofline", sc.plain_intensity, sc.plain_ridge, sc.plain_compute_bound() ? "compute" : "memory",
+                  sc.tensor_intensity, sc.tensor_ridge, sc.tensor_compute_bound() ? "compute" : "memory",
+                  sc.useful_fraction, p.redundancy);
     out << line;
     std::snprintf(line, sizeof line,
                   "  %-12s sparse over generic: %.2fx on the ideal roofline, %.2fx by the calibrated model (which "
@@ -299,8 +296,7 @@ AnyStencil stencil_from(const json& j) {
 
 json scenario_json(const Scenario& sc) {
   if (!sc.known) return nullptr;
-  return {{"number", sc.number},
-          {"plain_intensity", sc.plain_intensity},
+  return {{"plain_intensity", sc.plain_intensity},
           {"plain_ridge", sc.plain_ridge},
           {"tensor_intensity", sc.tensor_intensity},
           {"tensor_ridge", sc.tensor_ridge},
@@ -312,7 +308,6 @@ Scenario scenario_from(const json& j) {
   Scenario sc;
   if (j.is_null()) return sc;
   sc.known             = true;
-  sc.number            = j.at("number").get<int>();
   sc.plain_intensity   = j.at("plain_intensity").get<double>();
   sc.plain_ridge       = j.at("plain_ridge").get<double>();
   sc.tensor_intensity  = j.at("tensor_intensity").get<double>();
@@ -320,7 +315,6 @@ Scenario scenario_from(const json& j) {
   sc.useful_fraction   = j.at("useful_fraction").get<double>();
   sc.ideal_speedup     = j.at("ideal_speedup").get<double>();
   sc.predicted_speedup = j.at("predicted_speedup").get<double>();
-  if (sc.number < 1 || sc.number > 4) throw std::runtime_error("plan JSON: scenario number must be 1 to 4");
   return sc;
 }
 

@@ -70,7 +70,6 @@ struct Prediction {
 /// they make, and the speedup the ideal roofline promises next to the calibrated model's.
 struct Scenario {
   bool known = false;          ///< both sides planned (a device with sparse tensor cores)
-  int number = 0;              ///< 1 MB->MB, 2 MB->CB, 3 CB->MB, 4 CB->CB (plain -> tensor)
   double plain_intensity  = 0; ///< I_CU = t K / D (K / D a launch when the steps run unfused)
   double plain_ridge      = 0; ///< P_CU / B
   double tensor_intensity = 0; ///< I_TC = t alpha K / (S D): every issued MMA flop
@@ -78,6 +77,11 @@ struct Scenario {
   double useful_fraction  = 0; ///< S: the fused stencil's flops over the MMA flops issued
   double ideal_speedup     = 0;  ///< eq. 13: (S / alpha) min(P_TC, B I_TC) / min(P_CU, B I_CU)
   double predicted_speedup = 0;  ///< calibrated model: generic seconds / sparse seconds
+
+  bool plain_compute_bound() const { return plain_intensity > plain_ridge; }
+  bool tensor_compute_bound() const { return tensor_intensity > tensor_ridge; }
+  /// 1 MB->MB, 2 MB->CB, 3 CB->MB, 4 CB->CB (plain cores -> tensor cores).
+  int number() const { return plain_compute_bound() ? (tensor_compute_bound() ? 4 : 3) : (tensor_compute_bound() ? 2 : 1); }
 };
 
 /// A candidate the planner looked at and did not take.

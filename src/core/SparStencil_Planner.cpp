@@ -233,9 +233,6 @@ Scenario scenario_of(const Plan& generic, const Plan& sparse) {
   sc.tensor_intensity      = mma_flops / (points * 2.0 * bytes);
   sc.tensor_ridge          = tensor_peak / bandwidth;
   sc.useful_fraction       = points * 2.0 * static_cast<double>(terms_of(sparse.stencil)) / mma_flops;
-  const bool plain_compute  = sc.plain_intensity > sc.plain_ridge;
-  const bool tensor_compute = sc.tensor_intensity > sc.tensor_ridge;
-  sc.number = plain_compute ? (tensor_compute ? 4 : 3) : (tensor_compute ? 2 : 1);
   // Useful (t steps of the original stencil) flop/s on each side, eq. 13.
   const double useful_share = steps * 2.0 * terms * points / mma_flops;  // S / alpha
   sc.ideal_speedup = useful_share * std::min(tensor_peak, bandwidth * sc.tensor_intensity) /

@@ -161,14 +161,10 @@ class GenericExecutor {
     config.caching      = GenericCaching::scratch;
     const Geometry<D> g = geometry(in, out, config, /*whole grid*/ true);
     with_shape(g, [&](const auto& shape) {
-      using Shape = std::decay_t<decltype(shape)>;
-      switch (config.outputs) {
-        case 1: return launch_interior(space, FusedKernel<T, D, Shape, 1, ExecSpace>{in.data(), out.data(), g, shape, steps, boundary});
-        case 2: return launch_interior(space, FusedKernel<T, D, Shape, 2, ExecSpace>{in.data(), out.data(), g, shape, steps, boundary});
-        case 4: return launch_interior(space, FusedKernel<T, D, Shape, 4, ExecSpace>{in.data(), out.data(), g, shape, steps, boundary});
-        case 8: return launch_interior(space, FusedKernel<T, D, Shape, 8, ExecSpace>{in.data(), out.data(), g, shape, steps, boundary});
-        default: check(config);
-      }
+      with_outputs(config, [&](auto v) {
+        using Kernel = FusedKernel<T, D, std::decay_t<decltype(shape)>, decltype(v)::value, ExecSpace>;
+        launch_interior(space, Kernel{in.data(), out.data(), g, shape, steps, boundary});
+      });
     });
   }
 
@@ -178,10 +174,8 @@ class GenericExecutor {
   bool fused_fits(const InView& in, const OutView& out, int steps, GenericConfig config) const {
     config.caching      = GenericCaching::scratch;
     const Geometry<D> g = geometry(in, out, config, true);
-    long elements       = 1;
-    for (int k = 0; k < D; ++k) elements *= g.tile[k] + 2 * steps * g.halo[k] + (k == 0 ? config.outputs - 1 : 0);
-    using Policy = Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>;
-    return 2 * elements * static_cast<long>(sizeof(T)) <= Policy::scratch_size_max(0);
+    const long bytes    = 2 * fused_buffer_elements(g, steps, config.outputs) * static_cast<long>(sizeof(T));
+    return bytes <= Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::scratch_size_max(0);
   }
 
   /// The variant that runs for `config`. Streaming needs a GPU team, a plane (2-D, 3-D)
@@ -302,20 +296,23 @@ class GenericExecutor {
       fail("apply", "generic variant: streaming cannot run here (internal: runnable() not applied)");
     }
     const bool scratch = config.caching == GenericCaching::scratch;
-    switch (config.outputs) {
-      case 1: return launch_interior<Shape, 1>(space, shape, in, out, g, scratch);
-      case 2: return launch_interior<Shape, 2>(space, shape, in, out, g, scratch);
-      case 4: return launch_interior<Shape, 4>(space, shape, in, out, g, scratch);
-      case 8: return launch_interior<Shape, 8>(space, shape, in, out, g, scratch);
-      default: check(config);
-    }
+    with_outputs(config, [&](auto v) {
+      constexpr int V = decltype(v)::value;
+      if (scratch) return launch_interior(space, InteriorKernel<T, D, Shape, V, true, ExecSpace>{in, out, g, shape});
+      launch_interior(space, InteriorKernel<T, D, Shape, V, false, ExecSpace>{in, out, g, shape});
+    });
   }
 
-  template <class Shape, int V>
-  void launch_interior(const ExecSpace& space, const Shape& shape, const T* in, T* out, const Geometry<D>& g,
-                       bool scratch) const {
-    if (scratch) return launch_interior<InteriorKernel<T, D, Shape, V, true, ExecSpace>>(space, {in, out, g, shape});
-    launch_interior<InteriorKernel<T, D, Shape, V, false, ExecSpace>>(space, {in, out, g, shape});
+  /// Calls f with the outputs a thread computes, V = 1, 2, 4 or 8, as a compile-time constant.
+  template <class F>
+  static void with_outputs(const GenericConfig& config, F&& f) {
+    switch (config.outputs) {
+      case 1: return f(std::integral_constant<int, 1>{});
+      case 2: return f(std::integral_constant<int, 2>{});
+      case 4: return f(std::integral_constant<int, 4>{});
+      case 8: return f(std::integral_constant<int, 8>{});
+      default: check(config);
+    }
   }
 
   template <class Kernel>

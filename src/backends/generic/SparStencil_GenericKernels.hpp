@@ -100,12 +100,46 @@ KOKKOS_FORCEINLINE_FUNCTION void accumulate(const RuntimeShape<D, Acc, MemorySpa
 inline constexpr int max_team_threads = 256;
 using InteriorLaunchBounds            = Kokkos::LaunchBounds<max_team_threads, 2>;
 
+/// A team of the interior kernels, and a View over its scratch.
+template <class ExecSpace>
+using TeamMember = typename Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::member_type;
+template <class T, class ExecSpace>
+using TeamScratch = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// Element strides of a contiguous scratch box of extents `e` (the last axis fastest).
+template <int D>
+KOKKOS_INLINE_FUNCTION Kokkos::Array<long, D> packed_strides(const Kokkos::Array<int, D>& e) {
+  Kokkos::Array<long, D> stride;
+  long s = 1;
+  for (int k = D - 1; k >= 0; --k) {
+    stride[k] = s;
+    s *= e[k];
+  }
+  return stride;
+}
+
+/// Values in one of FusedKernel's two scratch buffers: the tile plus a halo of `steps`
+/// radii, and V - 1 more rows along k = 0, where the last group of V outputs of a region
+/// may run past it (its extra outputs are dropped).
+template <int D>
+KOKKOS_INLINE_FUNCTION Kokkos::Array<int, D> fused_buffer_extent(const Geometry<D>& g, int steps, int V) {
+  Kokkos::Array<int, D> e;
+  for (int k = 0; k < D; ++k) e[k] = g.tile[k] + 2 * steps * g.halo[k] + (k == 0 ? V - 1 : 0);
+  return e;
+}
+template <int D>
+KOKKOS_INLINE_FUNCTION long fused_buffer_elements(const Geometry<D>& g, int steps, int V) {
+  const Kokkos::Array<int, D> e = fused_buffer_extent(g, steps, V);
+  long n = 1;
+  for (int k = 0; k < D; ++k) n *= e[k];
+  return n;
+}
+
 template <class T, int D, class Shape, int V, bool Scratch, class ExecSpace>
 struct InteriorKernel {
   using Acc    = accumulator_t<T>;
-  using Member = typename Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::member_type;
-  using ScratchView =
-      Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Member      = TeamMember<ExecSpace>;
+  using ScratchView = TeamScratch<T, ExecSpace>;
   static constexpr bool streaming = false;
   static constexpr const char* label = Scratch ? "sparstencil::generic[scratch]" : "sparstencil::generic[cached]";
 
@@ -147,12 +181,8 @@ struct InteriorKernel {
         if (inside) tile(i) = in[global];
       });
       team.team_barrier();
-      src = tile.data();
-      long s = 1;
-      for (int k = D - 1; k >= 0; --k) {
-        src_stride[k] = s;
-        s *= e[k];
-      }
+      src        = tile.data();
+      src_stride = packed_strides<D>(e);
     }
     const int threads = g.threads_fast * g.threads_second;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, threads), [&](int t) {
@@ -208,9 +238,8 @@ template <class T, int D, class Shape, class ExecSpace>
 struct StreamKernel {
   static_assert(D >= 2, "streaming needs an axis to stream along and a plane across it");
   using Acc    = accumulator_t<T>;
-  using Member = typename Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::member_type;
-  using ScratchView =
-      Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Member      = TeamMember<ExecSpace>;
+  using ScratchView = TeamScratch<T, ExecSpace>;
   static constexpr int R                = Shape::radius;
   static constexpr bool streaming       = true;
   static constexpr const char* label    = "sparstencil::generic[streaming]";
@@ -345,9 +374,8 @@ struct StreamKernel {
 template <class T, int D, class Shape, int V, class ExecSpace>
 struct FusedKernel {
   using Acc    = accumulator_t<T>;
-  using Member = typename Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::member_type;
-  using ScratchView =
-      Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Member      = TeamMember<ExecSpace>;
+  using ScratchView = TeamScratch<T, ExecSpace>;
   static constexpr bool streaming    = false;
   static constexpr const char* label = "sparstencil::generic[temporal]";
 
@@ -358,20 +386,7 @@ struct FusedKernel {
   int steps;
   Boundary boundary;
 
-  /// Scratch extents of one buffer: tile plus halo; V - 1 more along k = 0, where the
-  /// last group of V outputs of a region may run past it (its extra outputs are dropped).
-  KOKKOS_INLINE_FUNCTION Kokkos::Array<int, D> buffer_extent() const {
-    Kokkos::Array<int, D> e;
-    for (int k = 0; k < D; ++k) e[k] = g.tile[k] + 2 * steps * g.halo[k] + (k == 0 ? V - 1 : 0);
-    return e;
-  }
-  KOKKOS_INLINE_FUNCTION long buffer_elements() const {
-    const Kokkos::Array<int, D> e = buffer_extent();
-    long n = 1;
-    for (int k = 0; k < D; ++k) n *= e[k];
-    return n;
-  }
-  long scratch_bytes() const { return 2 * buffer_elements() * static_cast<long>(sizeof(T)); }
+  long scratch_bytes() const { return 2 * fused_buffer_elements(g, steps, V) * static_cast<long>(sizeof(T)); }
 
   KOKKOS_INLINE_FUNCTION long input_index(const Kokkos::Array<int, D>& c) const {
     long i = 0;
@@ -381,15 +396,10 @@ struct FusedKernel {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
-    const Kokkos::Array<int, D> e      = buffer_extent();
-    const long n                       = buffer_elements();
+    const Kokkos::Array<int, D> e      = fused_buffer_extent(g, steps, V);
+    const long n                       = fused_buffer_elements(g, steps, V);
     const bool periodic                = boundary == Boundary::periodic;
-    Kokkos::Array<long, D> stride;
-    long s = 1;
-    for (int k = D - 1; k >= 0; --k) {
-      stride[k] = s;
-      s *= e[k];
-    }
+    const Kokkos::Array<long, D> stride = packed_strides<D>(e);
     ScratchView scratch(team.team_scratch(0), 2 * n);
     T* buffer[2] = {scratch.data(), scratch.data() + n};
     // Grid coordinate of a scratch position.
