@@ -1,8 +1,8 @@
 // Benchmark of the CUDA sparse tensor-core executor (raw API, no Kokkos) on the standard
 // set at the papers' sizes, against the device-to-device copy measured in the same run.
 //   sparstencil_bench_sparse [--sizes=paper|small] [--all-tiles] [--row-runs] [--json=FILE] [--filter=TEXT]
-// (--row-runs adds each stencil's row-run plan, f16, single step and t = 3, beside the
-// planner's choice.)
+// (--row-runs adds each stencil's two row-run forms, image rows as they are (parity
+// split) and interleaved, f16, single step and t = 3, beside the planner's choice.)
 // Per case: CUDA events around each launch, 5 warm-up launches, median of 30; inputs
 // random (never zeros); three grids rotate as in -> out so no launch reads what the
 // previous one left in L2. GStencil/s counts original steps (a fused launch does t).
@@ -110,8 +110,9 @@ struct Row {
 std::vector<Row> rows;
 
 void run_case(const AnyStencil& stencil, Precision precision, int steps, const std::vector<int>& tile,
-              double copy_bytes_per_s) {
+              double copy_bytes_per_s, Pairing pairing = Pairing::best) {
   PlanRequest r;
+  r.pairing   = pairing;
   r.stencil   = stencil;
   r.grid      = paper_grid(dimension(stencil));
   r.precision = precision;
@@ -176,9 +177,13 @@ int main(int argc, char** argv) {
     std::vector<int> row_tile(dimension(s), 1);
     row_tile.back() = 16;
     run_case(s, Precision::f16, 1, {}, copy16);
-    if (row_runs) run_case(s, Precision::f16, 1, row_tile, copy16);
+    for (Pairing form : {Pairing::parity_split, Pairing::interleaved}) {
+      if (row_runs) run_case(s, Precision::f16, 1, row_tile, copy16, form);
+    }
     if (name(s) == "box2d:r=7") continue;
-    if (row_runs) run_case(s, Precision::f16, 3, row_tile, copy16);
+    for (Pairing form : {Pairing::parity_split, Pairing::interleaved}) {
+      if (row_runs) run_case(s, Precision::f16, 3, row_tile, copy16, form);
+    }
     run_case(s, Precision::bf16, 1, {}, copy16);
     run_case(s, Precision::tf32, 1, {}, copy32);
     run_case(s, Precision::f16, 3, {}, copy16);

@@ -212,12 +212,26 @@ TEST(Planner, EveryPairingRuleEmulatesCorrectly) {
   }
 }
 
+/// Where the CUDA kernel's copy puts 4-byte pair w of an image row held with pairs
+/// interleaved D apart (as fill_interleaved does): bits (half, unit, pair) of w within its
+/// block of D pairs become (unit, pair, half).
+int placed_pair(int w, int interleave) {
+  const int mask = interleave - 1, shift = interleave == 4 ? 1 : 2;
+  return (w & ~mask) | ((w << 1) & mask) | ((w >> shift) & 1);
+}
+
 /// The image value (offset in the plan's shared-memory image, as `gather` counts it) that
 /// K row k of a row-run plan reads through its run.
 int value_read_by_run(const Plan& p, int k) {
   const int D = p.dims(), V = 16 / storage_bytes(p.precision);
   const sparstencil::Run& run = p.runs.at(k / V);
-  const int x = run.offset[D - 1] + k % V;  // position the run reads, from the tile origin
+  int x = run.offset[D - 1] + k % V;  // position the run reads, from the tile origin
+  if (p.interleave != 0) {  // the value the kernel's copy put at that place of the ring row
+    const int lead = row_run_layout(p).lead, held = lead + x;
+    int pair = held / 2 / p.interleave * p.interleave;
+    while (placed_pair(pair, p.interleave) != held / 2) ++pair;
+    x = 2 * pair + held % 2 - lead;
+  }
   const std::vector<int> stride = p.shared_strides();
   int offset = (x + p.shared_lead[D - 1]) * stride[D - 1];
   for (int a = 0; a + 1 < D; ++a) offset += (run.offset[a] + p.shared_lead[a]) * stride[a];
@@ -239,7 +253,9 @@ TEST(Planner, RowRunsReadWhatTheGatherTableSays) {
       constexpr int D = std::decay_t<decltype(s)>::rank;
       for (Precision precision : sparse_precisions) {
         for (int steps : {1, 2}) {
+         for (Pairing rule : {Pairing::best, Pairing::parity_split, Pairing::interleaved}) {
           PlanRequest r = request_for(s, precision, Boundary::periodic, steps);
+          r.pairing     = rule;
           std::vector<int> tile(D, 1);
           tile[D - 1] = 16;
           Plan plan;
@@ -255,18 +271,72 @@ TEST(Planner, RowRunsReadWhatTheGatherTableSays) {
             ASSERT_EQ(value_read_by_run(plan, static_cast<int>(k)), plan.gather[k])
                 << name(any) << " " << to_string(precision) << " t=" << steps << " K row " << k;
           }
-          // Runs start aligned: one 16-byte ldmatrix row each.
+          // Runs start aligned in the kernel's image rows: one 16-byte ldmatrix row each.
+          const int lead = sparstencil::row_run_layout(plan).lead;
           for (const sparstencil::Run& run : plan.runs) {
-            EXPECT_EQ(run.offset[D - 1] % (16 / storage_bytes(precision)), 0);
+            EXPECT_EQ((lead + run.offset[D - 1]) % (16 / storage_bytes(precision)), 0);
           }
           // The packed A' carries every weight once (taps split by parity included).
           expect_packing_round_trips(plan, morph(as<D>(plan.stencil), tile_of<D>(tile)));
+          if (rule == Pairing::parity_split) EXPECT_EQ(plan.interleave, 0);
           ++checked;
+         }
         }
       }
     }, any);
   }
-  EXPECT_GT(checked, 200);
+  EXPECT_GT(checked, 600);
+}
+
+TEST(Planner, InterleavedRowsHalveTheChunksOfWideRows) {
+  // Rows of 3-7 taps break 2:4 on consecutive values: split by parity they cost two
+  // chunks, held interleaved one (16-bit values; tf32 keeps its rows as they are). The
+  // planner takes interleaved rows in 3-D only (where they measured faster).
+  struct Case {
+    const char* stencil;
+    std::vector<long> grid;
+    int natural, interleaved, interleave;
+  };
+  const std::vector<Case> cases = {{"box2d49p", {256, 256}, 14, 7, 8},
+                                   {"box2d9p", {256, 256}, 6, 3, 4},
+                                   {"box3d27p", {32, 32, 64}, 18, 7, 4}};
+  for (const Case& c : cases) {
+    PlanRequest r;
+    r.stencil  = presets::by_name(c.stencil);
+    r.grid     = c.grid;
+    r.executor = ExecutorKind::cuda_sptc;
+    std::vector<int> tile(c.grid.size(), 1);
+    tile.back()      = 16;
+    const bool three = c.grid.size() == 3;
+    const Plan best  = make_sparse_plan(r, tile);
+    EXPECT_EQ(best.a.k_chunks, three ? c.interleaved : c.natural) << c.stencil;
+    EXPECT_EQ(best.interleave, three ? c.interleave : 0) << c.stencil;
+    r.pairing                = Pairing::interleaved;
+    const Plan interleaved   = make_sparse_plan(r, tile);
+    EXPECT_EQ(interleaved.a.k_chunks, c.interleaved) << c.stencil;
+    EXPECT_EQ(interleaved.interleave, c.interleave) << c.stencil;
+    EXPECT_EQ(interleaved.pairing, "row runs, pairs interleaved " + std::to_string(c.interleave) + " apart");
+    r.pairing          = Pairing::parity_split;
+    const Plan natural = make_sparse_plan(r, tile);
+    EXPECT_EQ(natural.a.k_chunks, c.natural) << c.stencil;
+    EXPECT_EQ(natural.pairing, "row runs, parity split") << c.stencil;
+    r.pairing   = Pairing::interleaved;
+    r.precision = Precision::tf32;
+    EXPECT_EQ(make_sparse_plan(r, tile).interleave, 0) << c.stencil;
+    // The plan round-trips through JSON with its layout.
+    EXPECT_EQ(plan_from_json(to_json(interleaved)), interleaved);
+  }
+  // Taps spanning 8 values or more (15 x 15 box) have no interleaved form.
+  PlanRequest r;
+  r.stencil  = box<2>(7);
+  r.grid     = {256, 256};
+  r.executor = ExecutorKind::cuda_sptc;
+  r.pairing  = Pairing::interleaved;
+  EXPECT_EQ(make_sparse_plan(r, {1, 16}).interleave, 0);
+  // Only row tiles have these forms.
+  EXPECT_THROW(make_sparse_plan(r, {4, 4}), std::runtime_error);
+  r.pairing = Pairing::parity_split;
+  EXPECT_THROW(make_sparse_plan(r, {4, 4}), std::runtime_error);
 }
 
 TEST(Planner, EmulationCatchesACorruptedPlan) {

@@ -348,6 +348,7 @@ std::string to_json(const Plan& p) {
       {"pairing", p.pairing},
       {"gather", p.gather},
       {"runs", runs},
+      {"interleave", {p.interleave, p.interleave_origin}},
       {"tiles_per_block", p.tiles_per_block},
       {"shared_extent", p.shared_extent},
       {"shared_pitch", p.shared_pitch},
@@ -403,6 +404,9 @@ Plan plan_from_json(std::string_view text) {
     p.pairing                 = at("pairing").get<std::string>();
     p.gather                  = at("gather").get<std::vector<int>>();
     for (const json& r : at("runs")) p.runs.push_back({r.at("offset").get<std::vector<int>>()});
+    const auto interleave     = at("interleave").get<std::vector<int>>();
+    p.interleave              = interleave.at(0);
+    p.interleave_origin       = interleave.at(1);
     p.tiles_per_block         = at("tiles_per_block").get<std::vector<int>>();
     p.shared_extent           = at("shared_extent").get<std::vector<int>>();
     p.shared_pitch            = at("shared_pitch").get<int>();

@@ -114,6 +114,12 @@ struct Plan {
   /// Row-run plans: K / V runs in K order (empty: B' is gathered element by element
   /// through `gather`). `gather` stays the element each K row reads, for the emulator.
   std::vector<Run> runs;
+  /// Row-run plans: 0, image rows as they are; else D (4 or 8): image rows held with their
+  /// 4-byte pairs interleaved D values apart, in blocks of 2 D values starting
+  /// `interleave_origin` (even, in [-2 D, 0)) from each tile origin, and runs are 16-byte
+  /// units of that layout (SparStencil_RowRuns.cpp).
+  int interleave        = 0;
+  int interleave_origin = 0;
   std::vector<int> tiles_per_block, shared_extent;
   /// Image points before the block origin per axis: the radius, rounded up along the
   /// fastest axis to 16 bytes of storage so image rows start aligned for vector copies.

@@ -189,14 +189,17 @@ Prediction predict_sparse(const Plan& p) {
   // variant holding 32 chunks of A' in registers, whose residency halves); the row-run
   // form streams each warp's strip (per group ~100 + 5.5 per k chunk with 16-row steps;
   // 235 + 11 for tf32, whose 8-row steps share less and whose B fragments are rounded in
-  // registers), slower where fewer than 8 warps share a block (large A', fused plans).
+  // registers), slower where fewer than 8 warps share a block (large A', fused plans);
+  // interleaved image rows copy 4 bytes at a time: ~95 more per group in 3-D (18 image
+  // rows a step), ~30 in 1-D and 2-D (seventh-session fit).
   // (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
   const double groups = static_cast<double>(ceil_div(tiles, 8));
   double per_group = 0;
   if (run_form) {
     const int warps = p.runs.empty() ? 8 : row_run_layout(p).warps;
     const bool tf32 = p.precision == Precision::tf32;
-    const double base = tf32 ? 235.0 : 100.0, per_chunk = tf32 ? 11.0 : 5.5;
+    const double copies = p.interleave == 0 ? 0.0 : p.dims() == 3 ? 95.0 : 30.0;
+    const double base = (tf32 ? 235.0 : 100.0) + copies, per_chunk = tf32 ? 11.0 : 5.5;
     per_group = (base + per_chunk * p.mmas_per_tile_group) * std::pow(8.0 / warps, 0.75);
   } else {
     per_group = 260.0 * ((p.rows + 15) / 16) + 35.0 * p.mmas_per_tile_group;  // fill, store per 16 rows
@@ -422,10 +425,14 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
     const Pairing rule = rule_requested;
     const bool row_tile = std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
     // 16-output rows run as row runs (their own order and A', SparStencil_RowRuns.cpp)
-    // unless a pairing rule is forced, which gives the gather form.
-    if (impl::is_row_run_tile(tile) && rule == Pairing::best) {
-      impl::build_row_runs(p, a);
+    // unless a gather-form pairing rule is forced.
+    const bool row_form = rule == Pairing::best || rule == Pairing::parity_split || rule == Pairing::interleaved;
+    if (impl::is_row_run_tile(tile) && row_form) {
+      impl::build_row_runs(p, a, rule);
       return;
+    }
+    if (rule != Pairing::best && row_form) {
+      impl::fail("make_sparse_plan", "parity_split and interleaved pair row tiles (1 x ... x 16) only");
     }
     if (rule == Pairing::best || rule == Pairing::hierarchical) {
       consider(pair_columns_hierarchical(a, geometry), "hierarchical");

@@ -12,7 +12,12 @@ namespace sparstencil {
 
 /// How the 2:4 column order is made: the shortest of the rules that apply (best), or one
 /// rule forced (to compare them; strided swapping needs a row tile).
-enum class Pairing { best, hierarchical, edmonds, strided_swapping };
+/// How A' columns are ordered for 2:4. `best`: the planner's choice (row runs on 16-output
+/// row tiles: image rows as they are, or in 3-D interleaved where that needs fewer chunks,
+/// SparStencil_RowRuns.cpp). The others force a form: the gather form's pairing rules, or
+/// for row tiles only `parity_split` (row runs on image rows as they are) and
+/// `interleaved` (row runs on interleaved image rows where the stencil has that form).
+enum class Pairing { best, hierarchical, edmonds, strided_swapping, parity_split, interleaved };
 
 struct PlanRequest {
   AnyStencil stencil = Stencil<1>({{{0}, 1.0}});  ///< one step
@@ -60,7 +65,7 @@ struct RowRunLayout {
   int rows        = 16;  ///< output rows of a warp step (16; 8 for tf32)
   int row_halo    = 0;   ///< image rows above and below the output rows (radius along axis D-2; 0 in 1-D)
   int plane_halo  = 0;   ///< 3-D: image planes before and after (radius along axis 0)
-  int lead        = 0;   ///< image values before the strip origin (a multiple of V)
+  int lead        = 0;   ///< image values before the strip origin (a multiple of V; interleaved rows: a block start)
   int row_values  = 0;   ///< image values copied per row (a multiple of V)
   int pitch       = 0;   ///< values between image rows (pitch / V odd: ldmatrix rows hit all banks)
   int ring        = 0;   ///< 1-D/2-D: image rows held (a power of two); 3-D: planes held
@@ -79,7 +84,8 @@ namespace impl {
 /// 16-output row; the runs, K order and packed A' of `p` (stencil, tile, radius, patch,
 /// precision set) for its kernel matrix `a`; its block (one warp step) by the kernel.
 bool is_row_run_tile(const std::vector<int>& tile);
-void build_row_runs(Plan& p, const KernelMatrix& a);
+/// `rule`: best, parity_split or interleaved (Pairing).
+void build_row_runs(Plan& p, const KernelMatrix& a, Pairing rule = Pairing::best);
 void size_row_run_blocks(Plan& p);
 }  // namespace impl
 

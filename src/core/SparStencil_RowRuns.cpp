@@ -1,15 +1,21 @@
 /// Row-run plans: the K order of a 16-output row tile laid out as runs of V consecutive
-/// image values (Plan::runs), its packed A', and the CUDA row-run kernel's layout
-/// (row_run_layout).
+/// values of the kernel's image rows (Plan::runs), its packed A', and the CUDA row-run
+/// kernel's layout (row_run_layout).
 ///
-/// Per patch row holding nonzero weights: the aligned runs covering the row's reach when
-/// no output has more than two taps in a group of four (one in a pair for tf32) at those
-/// positions; otherwise the row is split by tap parity, even taps and odd taps each on
-/// runs of their own. Taps of one parity are two apart, so no output has more than two
-/// in a group of four (or one in a pair) at any alignment: 2:4 holds for every stencil,
-/// and B' is the image itself (no swapped copies to build), at the price of twice the
-/// MMAs on split rows. Both parts read the same runs (the row's reach in whole chunks),
-/// chunk after chunk, so the kernel loads that B' once for both.
+/// A patch row whose taps span three or more neighbours breaks 2:4 (1:2 for tf32) on runs
+/// of consecutive values: some output has more than two taps in a group of four. Two
+/// forms keep 2:4 for every stencil, and the planner takes the one with fewer k chunks:
+/// - natural rows (B' is the image itself): such a row is split by tap parity, even taps
+///   and odd taps each on runs of their own (taps of one parity are two apart), at the
+///   price of twice the MMAs on split rows; both parts read the same runs, chunk after
+///   chunk, so the kernel loads that B' once for both;
+/// - interleaved rows (16-bit values, taps spanning fewer than D values, D = 4 or 8): the
+///   kernel holds each image row with its 4-byte pairs interleaved D values apart, in
+///   blocks of 2 D values: a block's 16-byte unit m holds the pairs at 4m, D + 4m, 4m + 2,
+///   D + 4m + 2 (SPIDER's strided swapping, done while the rows are copied in). A group of
+///   four is then two pairs D apart, and no output reaches both, so every row is read
+///   once, whole (one chunk for a 7-wide row instead of two). The kernel copies such rows
+///   4 bytes at a time; the planner takes this form in 3-D (see build).
 #include <algorithm>
 #include <map>
 
@@ -33,92 +39,176 @@ bool fits_groups(const std::vector<int>& dx, int group) {
   return true;
 }
 
-template <int D>
-void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
-  const int V     = 16 / storage_bytes(p.precision);
-  const int group = p.precision == Precision::tf32 ? 2 : 4;  // 1:2 or 2:4
-  const int r     = p.radius[D - 1];
-  const int n     = p.patch[D - 1];
-  const std::vector<bool> used = nonzero_columns(a);
+/// Position within a block of 2 D values (interleaved rows) of value `i` of the block's
+/// 16-byte unit `i / 8`: unit m, pair p, half h, element e (i = 8m + 4p + 2h + e) is
+/// value h D + 4m + 2p + e of the row.
+int interleaved_position(int i, int D) {
+  const int m = i >> 3, pair = (i >> 2) & 1, half = (i >> 1) & 1, e = i & 1;
+  return half * D + 4 * m + 2 * pair + e;
+}
 
-  // Nonzero taps per patch row (offsets along the other axes), rows in patch order.
-  std::map<std::vector<int>, std::vector<int>> taps;
-  for (const Term<D>& t : s.terms()) {
-    if (t.weight == 0.0) continue;
-    taps[std::vector<int>(t.offset.begin(), t.offset.end() - 1)].push_back(t.offset[D - 1]);
-  }
-  p.order = ColumnOrder{};
-  p.runs.clear();
-  // Dense A' in K order: column k holds the weights K row k carries (a part's taps only).
+/// One form's runs, K order and dense A' (column k: the weights K row k carries).
+struct Layout {
+  std::vector<Run> runs;
+  std::vector<int> columns;
   std::vector<std::vector<double>> dense;
-  bool split_any = false;
-  // Runs first_run .. last_run of a patch row for the taps in `part`.
-  auto add_runs = [&](const std::vector<int>& row, int base, const std::vector<int>& part, int first_run,
-                      int last_run) {
-    std::vector<int> offset(row.begin(), row.end());
-    offset.push_back(0);
-    for (int u = first_run; u <= last_run; ++u) {
-      offset.back() = u * V;
-      p.runs.push_back({offset});
-      for (int e = 0; e < V; ++e) {
-        const int q = u * V + e;  // position from the tile origin
-        std::vector<double> column(16, 0.0);
-        bool any = false;
-        for (int j = 0; j < 16; ++j) {
-          if (std::find(part.begin(), part.end(), q - j) == part.end() || q + r < 0 || q + r >= n) continue;
-          column[j] = a(j, base + q + r);
-          any       = any || column[j] != 0.0;
-        }
-        p.order.columns.push_back(any ? base + q + r : zero_column);
-        dense.push_back(std::move(column));
+  bool split = false;
+  int interleave = 0, origin = 0;
+  std::size_t chunks() const { return (runs.size() + 3) / 4; }
+};
+
+template <int D>
+class RowRunBuilder {
+ public:
+  RowRunBuilder(const Plan& p, const Stencil<D>& s, const KernelMatrix& a)
+      : a_(a), V_(16 / storage_bytes(p.precision)), r_(p.radius[D - 1]), n_(p.patch[D - 1]) {
+    for (const Term<D>& t : s.terms()) {
+      if (t.weight == 0.0) continue;
+      taps_[std::vector<int>(t.offset.begin(), t.offset.end() - 1)].push_back(t.offset[D - 1]);
+    }
+    for (int ax = 0; ax + 1 < D; ++ax) patch_.push_back(p.patch[ax]), radius_.push_back(p.radius[ax]);
+  }
+
+  /// Natural rows: runs of V consecutive image values, split rows by tap parity.
+  Layout natural(int group) const {
+    Layout l;
+    auto run_range = [&](const std::vector<int>& part) {
+      const auto [lo, hi] = std::minmax_element(part.begin(), part.end());
+      return std::make_pair(floor_div(*lo, V_), floor_div(15 + *hi, V_));
+    };
+    auto add_runs = [&](const std::vector<int>& row, const std::vector<int>& part, int first_run, int last_run) {
+      for (int u = first_run; u <= last_run; ++u) add_run(l, row, part, u * V_, [&](int e) { return u * V_ + e; });
+    };
+    // Split rows first, chunk by chunk: the even part's chunk, then the odd part's over the
+    // same runs (both padded to whole chunks of the row's reach), so the kernel loads that
+    // B' once for both (Plan::runs: a chunk whose runs equal the previous chunk's).
+    std::vector<std::pair<std::vector<int>, std::vector<int>>> fitting;  // rows read as they are
+    for (const auto& [row, dx] : taps_) {
+      if (fits_groups(dx, group)) {
+        fitting.emplace_back(row, dx);
+        continue;
+      }
+      l.split = true;
+      std::vector<int> even, odd;
+      for (int d : dx) (((d % 2) + 2) % 2 == 0 ? even : odd).push_back(d);
+      auto [first_run, last_run] = run_range(dx);
+      last_run = first_run + (last_run - first_run + 4) / 4 * 4 - 1;
+      for (int u = first_run; u <= last_run; u += 4) {
+        add_runs(row, even, u, u + 3);
+        add_runs(row, odd, u, u + 3);
       }
     }
-  };
-  auto run_range = [&](const std::vector<int>& part) {
-    const auto [lo, hi] = std::minmax_element(part.begin(), part.end());
-    return std::make_pair(floor_div(*lo, V), floor_div(15 + *hi, V));
-  };
-  auto patch_base = [&](const std::vector<int>& row) {
+    for (const auto& [row, dx] : fitting) {
+      const auto [first_run, last_run] = run_range(dx);
+      add_runs(row, dx, first_run, last_run);
+    }
+    pad(l);
+    return l;
+  }
+
+  /// Interleaved rows (V = 8) with pairs `interleave` apart, blocks starting `origin` from
+  /// the tile origin; empty where a row's taps span `interleave` values or more.
+  Layout interleaved(int interleave, int origin) const {
+    Layout l;
+    l.interleave = interleave, l.origin = origin;
+    const int block = 2 * interleave;
+    for (const auto& [row, dx] : taps_) {
+      const auto [lo, hi] = std::minmax_element(dx.begin(), dx.end());
+      if (*hi - *lo + 1 >= interleave) return {};
+      for (int b = origin + floor_div(*lo - origin, block) * block; b <= 15 + *hi; b += block) {
+        for (int m = 0; m < interleave / 4; ++m) {
+          auto position = [&](int e) { return b + interleaved_position(8 * m + e, interleave); };
+          bool read = false;  // some output has a tap on the unit
+          for (int e = 0; e < 8 && !read; ++e)
+            for (int d : dx) read = read || (position(e) - d >= 0 && position(e) - d < 16);
+          if (read) add_run(l, row, dx, b + 8 * m, position);
+        }
+      }
+    }
+    pad(l);
+    return l;
+  }
+
+ private:
+  /// One run at `offset` from the tile origin whose value e is image value position(e):
+  /// the K rows' weights for the taps in `part` of patch row `row`.
+  template <class Position>
+  void add_run(Layout& l, const std::vector<int>& row, const std::vector<int>& part, int offset,
+               Position position) const {
+    std::vector<int> at(row.begin(), row.end());
+    at.push_back(offset);
+    l.runs.push_back({at});
     int base = 0;  // first patch column of this patch row
-    for (int ax = 0; ax + 1 < D; ++ax) base = base * p.patch[ax] + row[ax] + p.radius[ax];
-    return base * n;
-  };
-  // Split rows first, chunk by chunk: the even part's chunk, then the odd part's over the
-  // same runs (both padded to whole chunks of the row's reach), so the kernel loads that
-  // B' once for both (Plan::runs: a chunk whose runs equal the previous chunk's).
-  std::vector<std::pair<std::vector<int>, std::vector<int>>> fitting;  // rows read as they are
-  for (auto& [row, dx] : taps) {
-    if (fits_groups(dx, group)) {
-      fitting.emplace_back(row, dx);
-      continue;
-    }
-    split_any = true;
-    std::vector<int> even, odd;
-    for (int d : dx) (((d % 2) + 2) % 2 == 0 ? even : odd).push_back(d);
-    auto [first_run, last_run] = run_range(dx);
-    last_run = first_run + (last_run - first_run + 4) / 4 * 4 - 1;
-    for (int u = first_run; u <= last_run; u += 4) {
-      add_runs(row, patch_base(row), even, u, u + 3);
-      add_runs(row, patch_base(row), odd, u, u + 3);
+    for (int ax = 0; ax + 1 < D; ++ax) base = base * patch_[ax] + row[ax] + radius_[ax];
+    base *= n_;
+    for (int e = 0; e < V_; ++e) {
+      const int q = position(e);  // image value from the tile origin
+      std::vector<double> column(16, 0.0);
+      bool any = false;
+      for (int j = 0; j < 16; ++j) {
+        if (std::find(part.begin(), part.end(), q - j) == part.end() || q + r_ < 0 || q + r_ >= n_) continue;
+        column[j] = a_(j, base + q + r_);
+        any       = any || column[j] != 0.0;
+      }
+      l.columns.push_back(any ? base + q + r_ : zero_column);
+      l.dense.push_back(std::move(column));
     }
   }
-  for (auto& [row, dx] : fitting) {
-    const auto [first_run, last_run] = run_range(dx);
-    add_runs(row, patch_base(row), dx, first_run, last_run);
-  }
-  // Whole MMA chunks: four runs each; padding runs read the tile origin (A' is zero there).
-  while (p.runs.size() % 4 != 0) {
-    p.runs.push_back({std::vector<int>(D, 0)});
-    for (int e = 0; e < V; ++e) {
-      p.order.columns.push_back(zero_column);
-      dense.emplace_back(16, 0.0);
+  /// Whole MMA chunks: four runs each; padding runs (A' zero there) read the tile origin,
+  /// or with interleaved rows the first run (a unit boundary).
+  void pad(Layout& l) const {
+    while (l.runs.size() % 4 != 0) {
+      l.runs.push_back(l.interleave != 0 ? l.runs.front() : Run{std::vector<int>(D, 0)});
+      for (int e = 0; e < V_; ++e) {
+        l.columns.push_back(zero_column);
+        l.dense.emplace_back(16, 0.0);
+      }
     }
   }
+
+  const KernelMatrix& a_;
+  const int V_, r_, n_;
+  std::vector<int> patch_, radius_;
+  /// Nonzero taps per patch row (offsets along the other axes), rows in patch order.
+  std::map<std::vector<int>, std::vector<int>> taps_;
+};
+
+template <int D>
+void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a, Pairing rule) {
+  const RowRunBuilder<D> builder(p, s, a);
+  const bool tf32 = p.precision == Precision::tf32;
+  Layout best     = builder.natural(tf32 ? 2 : 4);  // 1:2 or 2:4
+  // Interleaved rows (16-bit values; even origins keep the pairs 4-byte aligned in the
+  // grid): the fewest chunks. The planner takes them in 3-D where they need at most 60% of
+  // the chunks: measured on the H100 (perf_tests/RESULTS.md, seventh session) they win
+  // there (Box-3D27P 7 chunks for 18: 283 against 253 GStencil/s, fused t = 3 153 against
+  // 57) and lose where they save less (Heat-3D 3 for 4) and in 1-D and 2-D, where the
+  // kernel is bound by shared-memory traffic and four 4-byte copies a chunk (bank
+  // conflicts, four times the L1 requests) cost more than the halved MMAs save.
+  Layout interleaved;
+  for (int interleave : {4, 8}) {
+    for (int origin = -2 * interleave; origin < 0 && !tf32; origin += 2) {
+      Layout l = builder.interleaved(interleave, origin);
+      if (!l.runs.empty() && (interleaved.runs.empty() || l.chunks() < interleaved.chunks())) interleaved = std::move(l);
+    }
+  }
+  const bool take = !interleaved.runs.empty() &&
+                    (rule == Pairing::interleaved || (rule == Pairing::best && D == 3 && 5 * interleaved.chunks() <= 3 * best.chunks()));
+  if (take) best = std::move(interleaved);
+  p.runs              = std::move(best.runs);
+  p.interleave        = best.interleave;
+  p.interleave_origin = best.origin;
+  p.order             = ColumnOrder{};
+  p.order.columns     = std::move(best.columns);
+  const std::vector<bool> used = nonzero_columns(a);
   p.order.zero_columns    = static_cast<int>(std::count(p.order.columns.begin(), p.order.columns.end(), zero_column));
   p.order.dropped_columns = static_cast<int>(std::count(used.begin(), used.end(), false));
-  p.pairing               = split_any ? "row runs, parity split" : "row runs";
+  p.pairing = best.interleave != 0 ? "row runs, pairs interleaved " + std::to_string(best.interleave) + " apart"
+              : best.split        ? "row runs, parity split"
+                                  : "row runs";
 
   // The parts must add up to A exactly: every weight carried once, nothing invented.
+  const std::vector<std::vector<double>>& dense = best.dense;
   KernelMatrix packed(16, static_cast<int>(dense.size()));
   ColumnOrder identity;
   KernelMatrix sum(a.rows, a.cols);
@@ -142,9 +232,9 @@ bool is_row_run_tile(const std::vector<int>& tile) {
   return !tile.empty() && tile.back() == 16 && std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
 }
 
-void build_row_runs(Plan& p, const KernelMatrix& a) {
+void build_row_runs(Plan& p, const KernelMatrix& a, Pairing rule) {
   if (a.rows != 16) throw std::logic_error("build_row_runs: row tiles have 16 outputs");
-  std::visit([&](const auto& s) { build(p, s, a); }, p.stencil);
+  std::visit([&](const auto& s) { build(p, s, a, rule); }, p.stencil);
 }
 
 void size_row_run_blocks(Plan& p) {
@@ -176,6 +266,11 @@ RowRunLayout row_run_layout(const Plan& p) {
   for (const Run& run : p.runs) {
     first = std::min(first, run.offset[D - 1]);
     end   = std::max(end, run.offset[D - 1] + V);
+  }
+  if (p.interleave != 0) {  // whole blocks of 2 D values, the first at a block start
+    const int block = 2 * p.interleave;
+    first = p.interleave_origin + floor_div(first - p.interleave_origin, block) * block;
+    end   = p.interleave_origin + floor_div(end - p.interleave_origin + block - 1, block) * block;
   }
   l.lead       = -first;
   l.row_values = l.lead + l.width - 16 + end;

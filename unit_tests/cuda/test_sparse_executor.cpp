@@ -180,6 +180,14 @@ TEST(SparseExecutor, PresetsEveryTilePrecisionAndBoundary) {
           for (const auto& tile : candidate_tiles(D, radius_vector(s))) {
             expect_gpu_matches<D>(make_sparse_plan(sparse_request<D>(s, p, b, small_grid<D>()), tile), seed++);
           }
+          // Both row-run forms on the row tile, whichever the planner picks.
+          for (Pairing form : {Pairing::parity_split, Pairing::interleaved}) {
+            PlanRequest r = sparse_request<D>(s, p, b, small_grid<D>());
+            r.pairing     = form;
+            std::vector<int> row_tile(D, 1);
+            row_tile.back() = 16;
+            expect_gpu_matches<D>(make_sparse_plan(r, row_tile), seed++);
+          }
         }
       }
     }, any);
@@ -264,9 +272,12 @@ TEST(SparseExecutor, RandomStencilsRandomTiles) {
       const auto grid = small_grid<D>();
       const int smallest = *std::min_element(grid.begin(), grid.end());
       const int steps = (D < 3 && pick(rng) == 0 && 4 * s.max_radius() + 1 <= smallest) ? 2 : 1;
-      const PlanRequest r = sparse_request<D>(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)], grid, steps);
+      PlanRequest r = sparse_request<D>(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)], grid, steps);
       const auto tiles = candidate_tiles(D, radius_vector(fuse(s, steps)));
       const auto& tile = tiles[std::uniform_int_distribution<std::size_t>(0, tiles.size() - 1)(rng)];
+      // Row tiles: either row-run form, or the planner's.
+      const Pairing forms[] = {Pairing::best, Pairing::parity_split, Pairing::interleaved};
+      if (tile.back() == 16 && std::count(tile.begin(), tile.end(), 1) == D - 1) r.pairing = forms[pick(rng)];
       expect_gpu_matches<D>(make_sparse_plan(r, tile), 500 + i);
     };
     const int r = radius(rng);

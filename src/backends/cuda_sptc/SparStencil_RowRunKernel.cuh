@@ -45,6 +45,9 @@ struct RowRunParams {
   int boundary = 0;  ///< 0 periodic, 1 interior, 2 fixed_rim
   int row_halo = 0, plane_halo = 0;
   int lead = 0, chunks = 0;  ///< image values before the strip origin; 16-byte chunks per image row
+  /// Plan::interleave: 0, or log2(D) - 1 where image rows are held with their 4-byte pairs
+  /// interleaved D values apart (pair w of a block of D pairs at (w mod D/2) 2 + w / (D/2)).
+  int interleave_shift = 0;
   int pitch = 0, ring = 0, plane_values = 0, ahead = 1, stage_pitch = 0, warp_values = 0;
   int warps = 8;         ///< per thread block
   long strips   = 0;     ///< warp strips (3-D: y blocks times x blocks)
@@ -53,6 +56,9 @@ struct RowRunParams {
   long segment  = 0;     ///< steps a warp streams
   int k_chunks = 0, runs = 0;
   bool out_aligned = false;  ///< grid pointer and row strides whole 16-byte units (set per launch)
+  /// Input pointer and row strides whole copy units, 16 bytes (4 with interleaved rows),
+  /// the fastest axis contiguous (set per launch).
+  bool in_aligned = false;
   const std::uint32_t* a_values   = nullptr;  ///< [kc][lane][4]
   const std::uint32_t* a_metadata = nullptr;  ///< [kc / 2][lane]
   /// Per run: bits 0-15 byte offset in an image row ((lead + x) * bytes), 16-23 image row
@@ -97,6 +103,47 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
   }
 }
 
+/// Where pair `j` of natural chunk `c` of an image row goes in a ring row held interleaved
+/// (`shift` = RowRunParams::interleave_shift): within its block of D pairs, bits (half,
+/// unit, pair) of its index become (unit, pair, half).
+__device__ __forceinline__ int interleaved_pair(int c, int j, int shift) {
+  const int mask = (2 << shift) - 1, w = 4 * c + j;
+  return (w & ~mask) | ((w << 1) & mask) | ((w >> shift) & 1);
+}
+
+/// One 16-byte chunk of an image row into a ring row held interleaved: natural chunk `c`
+/// of the row, from grid coordinate `x` of `row` (nullptr: outside the grid, zeros) on.
+/// Each 4-byte pair by cp.async where it lies inside the grid (or, periodic, wraps whole
+/// there) and aligned, else value by value (grid ends of odd extents, strided rows).
+template <Operand P>
+__device__ __forceinline__ void fill_interleaved(const RowRunParams& p, storage_t<P>* ring_row, int c, int shift,
+                                                 const storage_t<P>* row, long x) {
+  using T              = storage_t<P>;
+  std::uint32_t* words = reinterpret_cast<std::uint32_t*>(ring_row);
+  const long n         = p.extent[2];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    std::uint32_t* const to = words + interleaved_pair(c, j, shift);
+    if (row == nullptr) {
+      *to = 0;
+      continue;
+    }
+    const long xj = x + 2 * j;
+    const long w  = (p.boundary != 0 || (xj >= 0 && xj < n)) ? xj : xj < 0 ? xj + n : xj - n;  // one period at most
+    if (p.in_stride[2] == 1 && w >= 0 && w + 2 <= n && (reinterpret_cast<std::uintptr_t>(row + w) & 3u) == 0) {
+      cp_async_4(to, row + w);
+      continue;
+    }
+    T v[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const long g = wrap_coordinate(p.boundary, xj + e, n);
+      v[e]         = g < 0 ? T(0) : row[g * p.in_stride[2]];
+    }
+    *to = static_cast<std::uint32_t>(v[0]) | static_cast<std::uint32_t>(v[1]) << 16;
+  }
+}
+
 /// A grid coordinate `g` along an axis of extent `n` for an image row: wrapped
 /// (periodic) or -1 outside; a compare where it lies inside.
 __device__ __forceinline__ long row_coordinate(int boundary, long g, long n) {
@@ -138,6 +185,40 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const int lane_row = lane / p.chunks, lane_chunk = lane % p.chunks;
   const long lane_column = x0 - p.lead + lane_chunk * V;  // grid column of the lane's chunk (1-D: in a folded row)
   const T* const in = static_cast<const T*>(p.in);
+  // 2-D/3-D: the lane's chunk sits at the same columns of every image row, so whether it
+  // is copied whole (inside the grid, or wrapping whole under periodic boundaries, and
+  // aligned) is decided once: `lane_source` is its wrapped first column, and the copies
+  // of a row cost a row pointer and one cp.async (four with interleaved rows).
+  // (Columns fit 32 bits: the executor refuses longer rows.)
+  const int shift  = P == Operand::tf32 ? 0 : p.interleave_shift;
+  int lane_source  = static_cast<int>(lane_column);
+  bool lane_whole  = false;
+  if constexpr (D > 1) {
+    const int n = static_cast<int>(p.extent[2]);
+    if (p.boundary == 0 && lane_source < 0) lane_source += n;
+    if (p.boundary == 0 && lane_source >= n) lane_source -= n;
+    lane_whole = p.in_aligned && lane_source >= 0 && lane_source + V <= n && lane_source % (shift != 0 ? 2 : V) == 0;
+  }
+  // The lane's chunk of image row `ring_row` from grid coordinate `x` of `row` on.
+  auto fill = [&](T* ring_row, const T* row, long x) {
+    if (D > 1 && lane_whole && row != nullptr) {
+      if (shift != 0) {
+        std::uint32_t* const words = reinterpret_cast<std::uint32_t*>(ring_row);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) cp_async_4(words + interleaved_pair(lane_chunk, j, shift), row + lane_source + 2 * j);
+      } else {
+        cp_async_16(ring_row + lane_chunk * V, row + lane_source);
+      }
+      return;
+    }
+    if constexpr (P != Operand::tf32) {
+      if (shift != 0) {
+        fill_interleaved<P>(p, ring_row, lane_chunk, shift, row, x);
+        return;
+      }
+    }
+    fill_chunk<P>(p, ring_row + lane_chunk * V, row, x);
+  };
 
   // Step k's image (S = step_rows): 1-D/2-D ring rows [S k + 2 row_halo, S k + S +
   // 2 row_halo) (step 0 also the 2 row_halo before), ring row a being grid row
@@ -150,21 +231,21 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         const int rows = step_rows + 2 * p.row_halo;
         for (long u = k == 0 ? 0 : 2 * p.plane_halo + k; u <= 2 * p.plane_halo + k; ++u) {
           const long z = row_coordinate(p.boundary, first - p.plane_halo + u, p.extent[0]);
-          T* plane     = ring + (u % p.ring) * p.plane_values + lane_chunk * V;
+          T* plane     = ring + (u % p.ring) * p.plane_values;
           for (int r = lane_row; r < rows; r += rows_per_pass) {
             const long y = row_coordinate(p.boundary, y0 - p.row_halo + r, p.extent[1]);
-            fill_chunk<P>(p, plane + r * p.pitch, grid_row<P>(p, z, y), lane_column);
+            fill(plane + r * p.pitch, grid_row<P>(p, z, y), lane_column);
           }
         }
       } else {
         const long a0 = k == 0 ? 0 : step_rows * k + 2 * p.row_halo, a1 = step_rows * (k + 1) + 2 * p.row_halo;
         for (long a = a0 + lane_row; a < a1; a += rows_per_pass) {
-          T* dst       = ring + (a & (p.ring - 1)) * p.pitch + lane_chunk * V;
+          T* dst       = ring + (a & (p.ring - 1)) * p.pitch;
           const long y = step_rows * first - p.row_halo + a;
           if constexpr (D == 2) {
-            fill_chunk<P>(p, dst, grid_row<P>(p, 0, row_coordinate(p.boundary, y, p.extent[1])), lane_column);
+            fill(dst, grid_row<P>(p, 0, row_coordinate(p.boundary, y, p.extent[1])), lane_column);
           } else {
-            fill_chunk<P>(p, dst, in, y * strip_width + lane_column);
+            fill(dst, in, y * strip_width + lane_column);
           }
         }
       }
@@ -182,6 +263,14 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const int tile_row = lane & 7;  // lane l gives ldmatrix the address of run l / 8 of tile (row) l % 8
   const long rim[3] = {p.boundary == 0 ? 0 : p.radius[0], p.boundary == 0 ? 0 : p.radius[1],
                        p.boundary == 0 ? 0 : p.radius[2]};
+
+  // Stores: lane l writes 16-byte run l mod row_chunks of rows l / row_chunks + m store_rows.
+  constexpr int row_chunks = strip_width / V, store_rows = 32 / row_chunks;
+  const int store_chunk = lane % row_chunks, store_row = lane / row_chunks;
+  const int store_x     = static_cast<int>(x0) + store_chunk * V;  // 2-D, 3-D
+  const bool store_whole =
+      D > 1 && p.out_aligned && store_x >= rim[2] && store_x + V <= p.extent[2] - rim[2];
+  T* const out_lane = static_cast<T*>(p.out) + store_x;
 
   int plane_slot = 0;  // 3-D: ring slot of step k's first plane (k mod ring)
   for (long k = 0; k < count; ++k) {
@@ -306,21 +395,26 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     __syncwarp();
 
     // Store the step's rows by 16-byte runs: copies where a run lies inside the grid,
-    // aligned and (unless periodic) off the rim, else under the boundary contract.
-    constexpr int row_chunks = strip_width / V;  // a power of two
-    T* const out = static_cast<T*>(p.out);
+    // aligned and (unless periodic) off the rim, else under the boundary contract. A lane
+    // stores the same columns of every row (2-D, 3-D: checked once, store_whole).
+    const long g0 = D == 3 ? first + k : 0;
+    const bool plane_whole = store_whole && (D < 3 || (g0 >= rim[0] && g0 < p.extent[0] - rim[0]));
+    T* const out_plane     = out_lane + g0 * p.out_stride[0];
 #pragma unroll
-    for (int i = lane; i < step_rows * row_chunks; i += 32) {
-      const int r = i / row_chunks, c = i % row_chunks;
-      const T* staged = stage + r * p.stage_pitch + c * V;
+    for (int m = 0; m < step_rows / store_rows; ++m) {
+      const int r     = store_row + store_rows * m;
+      const T* staged = stage + r * p.stage_pitch + store_chunk * V;
       // Grid coordinates of the run: (g0, g1, x).
-      const long g0 = D == 3 ? first + k : 0;
       const long g1 = D == 3 ? y0 + r : D == 2 ? step_rows * (first + k) + r : 0;
-      const long x  = D == 1 ? (step_rows * (first + k) + r) * strip_width + c * V : x0 + c * V;
-      if (p.out_aligned && g0 >= rim[0] && g0 < p.extent[0] - rim[0] && g1 >= rim[1] && g1 < p.extent[1] - rim[1] &&
-          x >= rim[2] && x + V <= p.extent[2] - rim[2]) {
-        *reinterpret_cast<uint4*>(out + g0 * p.out_stride[0] + g1 * p.out_stride[1] + x) =
-            *reinterpret_cast<const uint4*>(staged);
+      if constexpr (D > 1) {
+        if (plane_whole && g1 >= rim[1] && g1 < p.extent[1] - rim[1]) {
+          *reinterpret_cast<uint4*>(out_plane + g1 * p.out_stride[1]) = *reinterpret_cast<const uint4*>(staged);
+          continue;
+        }
+      }
+      const long x = D == 1 ? (step_rows * (first + k) + r) * strip_width + store_chunk * V : store_x;
+      if (D == 1 && p.out_aligned && x >= rim[2] && x + V <= p.extent[2] - rim[2]) {
+        *reinterpret_cast<uint4*>(static_cast<T*>(p.out) + x) = *reinterpret_cast<const uint4*>(staged);
       } else {
         store_run<P>(p, staged, g0, g1, x, V);
       }

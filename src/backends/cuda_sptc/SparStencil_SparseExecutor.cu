@@ -147,6 +147,11 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   p.row_halo     = l.row_halo;
   p.plane_halo   = l.plane_halo;
   p.lead         = l.lead;
+  if (plan.interleave != 0 && plan.interleave != 4 && plan.interleave != 8) {
+    fail("SparseExecutor", "image rows interleave pairs 4 or 8 values apart, not ", plan.interleave);
+  }
+  if (plan.interleave != 0 && op == Operand::tf32) fail("SparseExecutor", "interleaved image rows hold 16-bit values");
+  p.interleave_shift = plan.interleave == 0 ? 0 : plan.interleave == 4 ? 1 : 2;
   p.chunks       = l.row_values / l.vector;
   p.pitch        = l.pitch;
   p.ring         = l.ring;
@@ -174,6 +179,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
     p.steps = ((extent[2] + impl::strip_width - 1) / impl::strip_width + step_rows - 1) / step_rows;
   }
   if (step_rows * p.steps + 64 > INT32_MAX) fail("SparseExecutor", "too many rows along axis 0");
+  if (D > 1 && extent[2] + 2 * impl::strip_width > INT32_MAX) fail("SparseExecutor", "rows too long along the last axis");
 
   // Per run: byte offset in an image row, image row and plane from the tile origin's.
   std::vector<std::uint32_t> words;
@@ -383,7 +389,8 @@ std::string SparseExecutor::describe() const {
   std::ostringstream out;
   if (s.run_kernel != nullptr) {
     const RowRunParams& p = s.run_params;
-    out << to_string(s.plan.precision) << " row runs, " << p.k_chunks << " chunks, " << s.grid_blocks << " blocks x "
+    out << to_string(s.plan.precision) << " row runs" << (s.plan.interleave != 0 ? " (interleaved)" : "") << ", "
+        << p.k_chunks << " chunks, " << s.grid_blocks << " blocks x "
         << s.block_threads << ", " << p.segment << " steps a warp, " << s.shared_bytes << " B shared";
     return out.str();
   }
@@ -435,10 +442,14 @@ void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, 
     const auto is = padded(in_strides, 0L), os = padded(out_strides, 0L);
     for (int a = 0; a < 3; ++a) p.in_stride[a] = is[a], p.out_stride[a] = os[a];
     // Whole 16-byte output rows: the kernel's copy-only store path (1-D rows are a strip
-    // apart). Its copies in check their own alignment, chunk by chunk.
+    // apart); input rows of whole copy units (16 bytes, a 4-byte pair with interleaved
+    // rows): its copy-only fill path. Elsewhere it checks chunk by chunk.
     const int vector = 16 / s.element_bytes;
     p.out_aligned    = reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && os[2] == 1 && os[1] % vector == 0 &&
                     os[0] % vector == 0;
+    const int unit = p.interleave_shift != 0 ? 2 : vector;
+    p.in_aligned   = reinterpret_cast<std::uintptr_t>(in) % (unit * s.element_bytes) == 0 && is[2] == 1 &&
+                   is[1] % unit == 0 && is[0] % unit == 0;
     s.run_kernel<<<static_cast<unsigned>(s.grid_blocks), s.block_threads, s.shared_bytes, stream>>>(p);
     SPARSTENCIL_CUDA_CHECK_LAUNCH();
     return;

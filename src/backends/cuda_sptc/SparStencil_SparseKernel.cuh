@@ -111,6 +111,10 @@ __device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
   const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
 }
+__device__ __forceinline__ void cp_async_4(void* shared, const void* global) {
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(address), "l"(global));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int Pending>
 __device__ __forceinline__ void cp_async_wait() {
