@@ -65,7 +65,8 @@ def standard_table(rows, peers):
         for p in peers:
             if p["kernel"] == k[0] and p["extents"] == k[1] and p["storage"] == k[2]:
                 ours = single
-                peer_cells.append((f"{p['peer']} {p['gstencils']:g}", f"{ours / p['gstencils']:.2f}x"))
+                steps = f" (t={p['steps']})" if p.get("steps", 1) > 1 else ""
+                peer_cells.append((f"{p['peer']} {p['gstencils']:g}{steps}", f"{ours / p['gstencils']:.2f}x"))
         peer_text = "; ".join(c[0] for c in peer_cells) or "-"
         peer_ratio = "; ".join(c[1] for c in peer_cells) or "-"
         lines.append(f"| {k[0]} | {k[1]} | {k[2]} | {roof:.0f} | {cell(e.get('generic'))} | {cell(e.get('cudnn'))} | "
