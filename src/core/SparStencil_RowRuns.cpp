@@ -185,15 +185,17 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a, Pairing rule) {
   // 57) and lose where they save less (Heat-3D 3 for 4) and in 1-D and 2-D, where the
   // kernel is bound by shared-memory traffic and four 4-byte copies a chunk (bank
   // conflicts, four times the L1 requests) cost more than the halved MMAs save.
+  // (Built only where it could be taken: planning runs per request.)
+  const bool wanted = !tf32 && (rule == Pairing::interleaved || (rule == Pairing::best && D == 3));
   Layout interleaved;
   for (int interleave : {4, 8}) {
-    for (int origin = -2 * interleave; origin < 0 && !tf32; origin += 2) {
+    for (int origin = -2 * interleave; origin < 0 && wanted; origin += 2) {
       Layout l = builder.interleaved(interleave, origin);
       if (!l.runs.empty() && (interleaved.runs.empty() || l.chunks() < interleaved.chunks())) interleaved = std::move(l);
     }
   }
   const bool take = !interleaved.runs.empty() &&
-                    (rule == Pairing::interleaved || (rule == Pairing::best && D == 3 && 5 * interleaved.chunks() <= 3 * best.chunks()));
+                    (rule == Pairing::interleaved || 5 * interleaved.chunks() <= 3 * best.chunks());
   if (take) best = std::move(interleaved);
   p.runs              = std::move(best.runs);
   p.interleave        = best.interleave;

@@ -129,7 +129,7 @@ __device__ __forceinline__ void fill_interleaved(const RowRunParams& p, storage_
       continue;
     }
     const long xj = x + 2 * j;
-    const long w  = (p.boundary != 0 || (xj >= 0 && xj < n)) ? xj : xj < 0 ? xj + n : xj - n;  // one period at most
+    const long w  = wrap_once(p.boundary, xj, n);
     if (p.in_stride[2] == 1 && w >= 0 && w + 2 <= n && (reinterpret_cast<std::uintptr_t>(row + w) & 3u) == 0) {
       cp_async_4(to, row + w);
       continue;
@@ -191,14 +191,10 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   // of a row cost a row pointer and one cp.async (four with interleaved rows).
   // (Columns fit 32 bits: the executor refuses longer rows.)
   const int shift  = P == Operand::tf32 ? 0 : p.interleave_shift;
-  int lane_source  = static_cast<int>(lane_column);
-  bool lane_whole  = false;
-  if constexpr (D > 1) {
-    const int n = static_cast<int>(p.extent[2]);
-    if (p.boundary == 0 && lane_source < 0) lane_source += n;
-    if (p.boundary == 0 && lane_source >= n) lane_source -= n;
-    lane_whole = p.in_aligned && lane_source >= 0 && lane_source + V <= n && lane_source % (shift != 0 ? 2 : V) == 0;
-  }
+  const int n_x         = static_cast<int>(p.extent[2]);
+  const int lane_source = wrap_once(p.boundary, static_cast<int>(lane_column), n_x);
+  const bool lane_whole = D > 1 && p.in_aligned && lane_source >= 0 && lane_source + V <= n_x &&
+                          lane_source % (shift != 0 ? 2 : V) == 0;
   // The lane's chunk of image row `ring_row` from grid coordinate `x` of `row` on.
   auto fill = [&](T* ring_row, const T* row, long x) {
     if (D > 1 && lane_whole && row != nullptr) {

@@ -141,6 +141,14 @@ __device__ __forceinline__ long wrap_coordinate(int boundary, long g, long n) {
   return boundary == 0 ? ((g % n) + n) % n : -1;
 }
 
+/// A copy's first coordinate `x` along an axis of extent `n`, wrapped by one period under
+/// periodic boundaries (a halo never reaches further); as it is elsewhere. The copy may
+/// still straddle an end: callers check the whole copy lies in [0, n).
+template <class Int>
+__device__ __forceinline__ Int wrap_once(int boundary, Int x, Int n) {
+  if (boundary != 0 || (x >= 0 && x < n)) return x;
+  return x < 0 ? x + n : x - n;
+}
 /// Grid coordinate along `axis` of image coordinate `local` for a block at `origin`.
 __device__ __forceinline__ long grid_coordinate(const KernelParams& p, int axis, long origin, int local) {
   return wrap_coordinate(p.boundary, origin + local - p.lead[axis], p.extent[axis]);
@@ -160,7 +168,7 @@ __device__ __forceinline__ void fill_chunk(const Params& p, storage_t<P>* dst, c
     *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
     return;
   }
-  const long w = (p.boundary != 0 || (x >= 0 && x < n)) ? x : x < 0 ? x + n : x - n;  // one period at most
+  const long w = wrap_once(p.boundary, x, n);
   if (p.in_stride[2] == 1 && w >= 0 && w + V <= n && (reinterpret_cast<std::uintptr_t>(row + w) & 15u) == 0) {
     cp_async_16(dst, row + w);
     return;
