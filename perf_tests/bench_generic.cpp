@@ -1,5 +1,5 @@
 // Benchmarks of the generic executor on the standard benchmark set.
-//   sparstencil_bench_generic [--sizes=paper|small] [--variant=CACHING,FAST,SECOND,OUTPUTS]
+//   sparstencil_bench_generic [--sizes=paper|small] [--variant=CACHING,FAST,SECOND,OUTPUTS[,COLUMNS]]
 //                             [Google Benchmark flags]
 // paper sizes (the papers' problem sizes): 1D 10,240,000 points, 2D 10240 x 10240, 3D 512^3;
 // small sizes fit a CPU run in seconds. Default: paper on GPU execution spaces, small on host.
@@ -26,15 +26,18 @@
 namespace {
 
 bool paper_sizes = !std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
-/// --variant=CACHING,FAST,SECOND,OUTPUTS (CACHING: hardware, scratch or streaming) forces
+/// --variant=CACHING,FAST,SECOND,OUTPUTS[,COLUMNS] (CACHING: hardware, scratch or
+/// streaming; COLUMNS: streaming's outputs per thread along the contiguous axis) forces
 /// one variant instead of the tuned one.
 std::optional<sparstencil::GenericConfig> forced_variant;
 
 sparstencil::GenericConfig parse_variant(const std::string& text) {
   sparstencil::GenericConfig c;
   char caching[16] = {};
-  if (std::sscanf(text.c_str(), "%15[a-z],%d,%d,%d", caching, &c.threads_fast, &c.threads_second, &c.outputs) != 4) {
-    throw std::runtime_error("--variant=" + text + ": expected CACHING,FAST,SECOND,OUTPUTS");
+  const int fields = std::sscanf(text.c_str(), "%15[a-z],%d,%d,%d,%d", caching, &c.threads_fast, &c.threads_second,
+                                 &c.outputs, &c.columns);
+  if (fields != 4 && fields != 5) {
+    throw std::runtime_error("--variant=" + text + ": expected CACHING,FAST,SECOND,OUTPUTS[,COLUMNS]");
   }
   const std::string name = caching;
   if (name == "hardware") c.caching = sparstencil::GenericCaching::hardware;

@@ -6,6 +6,7 @@ namespace {
 
 using Space = Kokkos::DefaultExecutionSpace;
 using V2    = Kokkos::View<double**, Space::memory_space>;
+using V3    = Kokkos::View<double***, Space::memory_space>;
 using V1    = Kokkos::View<float*, Space::memory_space>;
 
 TEST(ApplyErrors, ExtentsDiffer) {
@@ -59,6 +60,15 @@ TEST(ApplyErrors, ForcedGenericVariantIsChecked) {
   options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 32, 4};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "64 x 32 threads per team",
                         "at most 256");
+  options.generic_variant = GenericConfig{GenericCaching::streaming, 64, 1, 128, 3};
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "streaming 3 columns per thread",
+                        "must be 1, 2 or 4");
+  options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 4, 4, 2};
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "2 columns per thread",
+                        "only streaming");
+  V3 in3("in", 8, 8, 8), out3("out", 8, 8, 8);
+  options.generic_variant = GenericConfig{GenericCaching::streaming, 32, 8, 64, 4};
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_3d(), in3, out3, options), "4 columns per thread", "2-D only");
 }
 
 TEST(ApplyErrors, FusionIsChecked) {

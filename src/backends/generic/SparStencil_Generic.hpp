@@ -44,10 +44,13 @@ struct GenericConfig {
   /// hardware, scratch: outputs per thread along the blocking axis (1, 2, 4 or 8);
   /// streaming: planes a team walks along the slowest axis (1 to 4096).
   int outputs = 4;
+  /// streaming: adjacent outputs per thread along the contiguous axis (1, 2 or 4 in 2-D;
+  /// 1 or 2 in 3-D); 1 for the other variants.
+  int columns = 1;
 
   friend bool operator==(const GenericConfig& a, const GenericConfig& b) {
     return a.caching == b.caching && a.threads_fast == b.threads_fast &&
-           a.threads_second == b.threads_second && a.outputs == b.outputs;
+           a.threads_second == b.threads_second && a.outputs == b.outputs && a.columns == b.columns;
   }
 };
 
@@ -55,6 +58,7 @@ inline std::string to_string(const GenericConfig& c) {
   std::ostringstream s;
   const char* caching[] = {"cached", "scratch", "streaming"};
   s << caching[static_cast<int>(c.caching)] << ' ' << c.threads_fast << 'x' << c.threads_second << " threads, ";
+  if (c.columns != 1) s << c.columns << " columns each, ";
   if (c.caching == GenericCaching::streaming) s << c.outputs << " planes a team";
   else s << c.outputs << (c.outputs == 1 ? " output" : " outputs") << " each";
   return s.str();
@@ -79,13 +83,16 @@ inline std::vector<GenericConfig> generic_candidates(int dimension, bool gpu) {
   }
   if (dimension == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {hw, 256, 1, 2}, {hw, 128, 1, 8}, {sw, 256, 1, 4}};
   if (dimension == 2) {
-    return {{hw, 64, 4, 4},   {hw, 64, 4, 2},   {hw, 128, 2, 4},  {hw, 32, 8, 4},  {hw, 64, 4, 8},
-            {hw, 32, 4, 8},   {sw, 64, 4, 4},   {st, 128, 1, 64}, {st, 256, 1, 64}, {st, 128, 1, 256},
-            {st, 256, 1, 128}};
+    // (Streaming with one column a thread is left out: it keeps a local-memory frame and
+    // measured far slower than two columns; docs/GENERIC.md.)
+    return {{hw, 64, 4, 4},       {hw, 64, 4, 2},       {hw, 128, 2, 4},      {hw, 32, 8, 4},
+            {hw, 64, 4, 8},       {hw, 32, 4, 8},       {sw, 64, 4, 4},       {st, 64, 1, 128, 2},
+            {st, 128, 1, 128, 2}, {st, 128, 1, 256, 2}, {st, 32, 1, 256, 4},  {st, 64, 1, 128, 4},
+            {st, 64, 1, 256, 4},  {st, 128, 1, 128, 4}};
   }
-  return {{hw, 32, 8, 4},  {hw, 64, 4, 4},  {hw, 32, 8, 8},  {hw, 64, 4, 8},  {hw, 64, 2, 8},
-          {sw, 32, 8, 4},  {st, 32, 8, 64}, {st, 32, 8, 128}, {st, 64, 4, 64}, {st, 32, 4, 128},
-          {st, 32, 4, 64}};
+  return {{hw, 32, 8, 4},      {hw, 64, 4, 4},     {hw, 32, 8, 8},     {hw, 64, 4, 8},
+          {hw, 64, 2, 8},      {sw, 32, 8, 4},     {st, 16, 8, 64, 2}, {st, 16, 8, 128, 2},
+          {st, 32, 8, 64, 2},  {st, 16, 16, 64, 2}};
 }
 
 /// The temporal-blocking variants (FusedKernel: team scratch, V outputs a thread along the
@@ -188,6 +195,7 @@ class GenericExecutor {
         (D == 1 || runs_on_host<ExecSpace>() || shape_name() == "any")) {
       config.caching = GenericCaching::hardware;
       config.outputs = 4;
+      config.columns = 1;
     }
     const Geometry<D> g = geometry(in, out, config);
     if (config.caching == GenericCaching::hardware && g.in_stride[D - 1] != 1) config.caching = GenericCaching::scratch;
@@ -200,6 +208,12 @@ class GenericExecutor {
       if (c.outputs < 1 || c.outputs > 4096) {
         fail("apply", "generic variant: streaming ", c.outputs, " planes a team must be 1 to 4096");
       }
+      if (c.columns != 1 && c.columns != 2 && (c.columns != 4 || D != 2)) {
+        fail("apply", "generic variant: streaming ", c.columns, " columns per thread must be 1, 2",
+             D == 2 ? " or 4" : " (4 in 2-D only)");
+      }
+    } else if (c.columns != 1) {
+      fail("apply", "generic variant: ", c.columns, " columns per thread: only streaming computes several");
     } else if (c.outputs != 1 && c.outputs != 2 && c.outputs != 4 && c.outputs != 8) {
       fail("apply", "generic variant: outputs per thread ", c.outputs, " must be 1, 2, 4 or 8");
     }
@@ -267,8 +281,8 @@ class GenericExecutor {
       g.threads_fast   = config.threads_fast;
       g.threads_second = config.threads_second;
       g.tile[0]        = config.outputs;
-      g.tile[D - 1]    = config.threads_fast;
-      if constexpr (D == 2) g.tile[1] = config.threads_fast * config.threads_second;
+      g.tile[D - 1]    = config.threads_fast * config.columns;
+      if constexpr (D == 2) g.tile[1] = config.threads_fast * config.threads_second * config.columns;
       if constexpr (D == 3) g.tile[1] = config.threads_second;
     } else {
       g.threads_fast   = config.threads_fast;
@@ -291,7 +305,15 @@ class GenericExecutor {
     if (config.caching == GenericCaching::streaming) {
       // runnable() sent run-time shapes, 1-D and host spaces elsewhere.
       if constexpr (D >= 2 && !runs_on_host<ExecSpace>() && !std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
-        return launch_interior<StreamKernel<T, D, Shape, ExecSpace>>(space, {in, out, g, shape});
+        switch (config.columns) {
+          case 1: return launch_interior<StreamKernel<T, D, Shape, 1, ExecSpace>>(space, {in, out, g, shape});
+          case 2: return launch_interior<StreamKernel<T, D, Shape, 2, ExecSpace>>(space, {in, out, g, shape});
+          default:
+            if constexpr (D == 2) {
+              return launch_interior<StreamKernel<T, D, Shape, 4, ExecSpace>>(space, {in, out, g, shape});
+            }
+            check(config);
+        }
       }
       fail("apply", "generic variant: streaming cannot run here (internal: runnable() not applied)");
     }

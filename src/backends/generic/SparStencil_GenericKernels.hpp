@@ -8,6 +8,8 @@
 /// Both take raw pointers and strides, so one instantiation serves every layout.
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
+
 #include "SparStencil_Boundary.hpp"
 #include "SparStencil_GenericShapes.hpp"
 #include "SparStencil_Precision.hpp"
@@ -99,6 +101,7 @@ KOKKOS_FORCEINLINE_FUNCTION void accumulate(const RuntimeShape<D, Acc, MemorySpa
 /// 8 outputs a thread stay in registers (Kokkos' default bound allows 64).
 inline constexpr int max_team_threads = 256;
 using InteriorLaunchBounds            = Kokkos::LaunchBounds<max_team_threads, 2>;
+
 
 /// A team of the interior kernels, and a View over its scratch.
 template <class ExecSpace>
@@ -232,38 +235,79 @@ struct InteriorKernel {
 /// k >= 1 and walks a chunk of `tile[0]` outputs along k = 0, `group` planes at a time.
 /// Each input plane (tile plus halo) is read from global memory once per team into team
 /// scratch (two groups of planes: the next group's loads are in flight while this one is
-/// used); every thread reads its (2R+1)^(D-1) neighbours from scratch once per plane and
-/// adds them to the 2R+1 outputs along k = 0 they feed, held in registers.
-template <class T, int D, class Shape, class ExecSpace>
+/// summed). Each thread owns W adjacent columns along the fastest axis: per plane and row
+/// it reads the W + 2R values they need from scratch once, as aligned W-value chunks (one
+/// vector load each), and adds them to the W x (2R+1) outputs along k = 0 they feed, held
+/// in registers. Wider W means fewer scratch reads and loop instructions per FMA, which
+/// is what bounds large shapes (49 FMAs an output for Box-2D49P).
+template <class T, int D, class Shape, int W, class ExecSpace>
 struct StreamKernel {
   static_assert(D >= 2, "streaming needs an axis to stream along and a plane across it");
-  using Acc    = accumulator_t<T>;
+  static_assert(W == 1 || W == 2 || W == 4, "columns per thread: 1, 2 or 4");
+  using Acc         = accumulator_t<T>;
   using Member      = TeamMember<ExecSpace>;
   using ScratchView = TeamScratch<T, ExecSpace>;
-  static constexpr int R                = Shape::radius;
-  static constexpr bool streaming       = true;
-  static constexpr const char* label    = "sparstencil::generic[streaming]";
-  static constexpr int group            = 8;  ///< planes loaded per step (one barrier each)
-  static constexpr int loads_per_thread = 2;  ///< plane values a thread loads at most
+  static constexpr int R             = Shape::radius;
+  static constexpr int width         = 2 * R + 1;
+  static constexpr bool streaming    = true;
+  static constexpr const char* label = "sparstencil::generic[streaming]";
+  /// Planes loaded per step (one barrier each): a multiple of 2R + 1, so the ring of sums
+  /// comes back to where it started after each step and shifts by renaming registers.
+  static constexpr int group = width * ((6 + width - 1) / width);
+  static constexpr int loads_per_thread = W + 1;  ///< plane values a thread loads at most
+  /// Scratch columns left of the tile: the halo rounded up to a chunk, so every thread's
+  /// first chunk starts at a multiple of W.
+  static constexpr int pad    = (R + W - 1) / W * W;
+  static constexpr int chunks = (pad + W + R - 1) / W + 1;  ///< chunks covering a thread's W + 2R values
+  struct alignas(W * sizeof(T)) Chunk {
+    T v[W];
+  };
 
   const T* in;
   T* out;
   Geometry<D> g;
   Shape shape;
 
+  KOKKOS_INLINE_FUNCTION static int pitch(const Geometry<D>& g) { return g.tile[D - 1] + 2 * pad; }
+  KOKKOS_INLINE_FUNCTION static int rows(const Geometry<D>& g) { return D == 3 ? g.tile[1] + 2 * R : 1; }
+  /// Values of a plane that are read (tile plus halo), and the scratch a plane takes.
   KOKKOS_INLINE_FUNCTION static int plane_elements(const Geometry<D>& g) {
-    int n = 1;
-    for (int k = 1; k < D; ++k) n *= g.tile[k] + 2 * R;
-    return n;
+    return rows(g) * (g.tile[D - 1] + 2 * R);
   }
-  long scratch_bytes() const { return 2L * group * plane_elements(g) * static_cast<long>(sizeof(T)); }
+  KOKKOS_INLINE_FUNCTION static int plane_scratch(const Geometry<D>& g) { return rows(g) * pitch(g); }
+  long scratch_bytes() const {
+    return 2L * group * plane_scratch(g) * static_cast<long>(sizeof(T)) + static_cast<long>(sizeof(Chunk));
+  }
+
+  /// Rest index u (SparStencil_GenericShapes.hpp) of the offsets m along k = 1 (3-D) and
+  /// f along the fastest axis.
+  KOKKOS_INLINE_FUNCTION static constexpr int rest_index(int m, int f) {
+    return D == 2 ? f + R : (m + R) * width + f + R;
+  }
+  KOKKOS_INLINE_FUNCTION static constexpr bool needed(int m, int f) {
+    for (int dz = -R; dz <= R; ++dz) {
+      if (Shape::has(dz, rest_index(m, f))) return true;
+    }
+    return false;
+  }
+  /// Whether chunk c of row offset m holds a value some output of the thread needs.
+  KOKKOS_INLINE_FUNCTION static constexpr bool chunk_needed(int m, int c) {
+    for (int f = -R; f <= R; ++f) {
+      for (int w = 0; w < W; ++w) {
+        if (needed(m, f) && (pad + w + f) / W == c) return true;
+      }
+    }
+    return false;
+  }
+  /// Ring slot of the output that input plane p of a group feeds with offset dz along k = 0.
+  KOKKOS_INLINE_FUNCTION static constexpr int slot(int p, int dz) { return ((p - R - dz) % width + width) % width; }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
-    const int plane   = plane_elements(g);
+    const int span    = g.tile[D - 1] + 2 * R;  // values read per row
+    const int stride  = plane_scratch(g);
     const int threads = g.threads_fast * g.threads_second;
-    const int width   = g.tile[D - 1] + 2 * R;  // plane pitch along the fastest axis
-    ScratchView buffer(team.team_scratch(0), 2 * group * plane);
+    T* buffer = static_cast<T*>(team.team_scratch(0).get_shmem_aligned(2L * group * stride * sizeof(T), sizeof(Chunk)));
     const int outputs = g.count[0] - origin[0] < g.tile[0] ? g.count[0] - origin[0] : g.tile[0];
     const int planes  = outputs + 2 * R;
     const int steps   = (planes + group - 1) / group;
@@ -271,16 +315,29 @@ struct StreamKernel {
     // GPU teams only (one thread per team rank): each thread keeps its own ring of sums
     // across the planes, which a host team of one thread could not.
     const int t = team.team_rank();
-    // This thread's share of a plane: elements t, t + threads, ...; their addresses in
-    // plane 0 and whether each lies in the read region.
+    // This thread's share of a plane: load slots t, t + threads, ...; their addresses in
+    // plane 0 of the input and of scratch, and whether each lies in the read region. The
+    // slots of a row start `shift` values before it, at a 128-byte line where the spare
+    // slots allow, so each warp's loads touch one line instead of two.
+    const int line  = 128 / static_cast<int>(sizeof(T));
+    long first_read = 0;  // the first value of plane 0 that is read
+    for (int k = 0; k < D; ++k) {
+      const int x = g.lo[k] + origin[k] - R;
+      first_read += static_cast<long>(g.wrap ? wrapped(x, g.extent[k]) : x) * g.in_stride[k];
+    }
+    int shift = static_cast<int>((reinterpret_cast<std::uintptr_t>(in + first_read) / sizeof(T)) % line);
+    if (g.in_stride[D - 1] != 1 || rows(g) * (span + shift) > loads_per_thread * threads) shift = 0;
     long source[loads_per_thread];
+    int place[loads_per_thread];
     bool inside[loads_per_thread];
+    SPARSTENCIL_UNROLL
     for (int i = 0; i < loads_per_thread; ++i) {
       const int e = t + i * threads;
       Kokkos::Array<int, D> c;
-      c[D - 1] = e % width;
-      if constexpr (D == 3) c[1] = e / width;
-      inside[i] = e < plane;
+      c[D - 1]  = e % (span + shift) - shift;
+      if constexpr (D == 3) c[1] = e / (span + shift);
+      place[i]  = (D == 3 ? c[1] * pitch(g) : 0) + pad - R + c[D - 1];
+      inside[i] = c[D - 1] >= 0 && e < rows(g) * (span + shift);
       long a    = 0;
       for (int k = 1; k < D; ++k) {
         inside[i]   = inside[i] && c[k] < g.count[k] - origin[k] + 2 * R;
@@ -289,6 +346,8 @@ struct StreamKernel {
       }
       source[i] = a;
     }
+    // A step's planes: loaded into registers, then stored to scratch. (One array for all
+    // steps: a fresh one per step measured 10% slower, more of it spilled.)
     T staged[group][loads_per_thread];
     auto fetch = [&](int step) {
       SPARSTENCIL_UNROLL
@@ -307,54 +366,94 @@ struct StreamKernel {
       for (int p = 0; p < group; ++p) {
         SPARSTENCIL_UNROLL
         for (int i = 0; i < loads_per_thread; ++i) {
-          if (inside[i]) buffer(((step & 1) * group + p) * plane + t + i * threads) = staged[p][i];
+          if (inside[i]) buffer[((step & 1) * group + p) * stride + place[i]] = staged[p][i];
         }
       }
     };
-    // This thread's output column (k >= 1) and its centre in a plane.
-    const int l1      = D == 3 ? t / g.threads_fast : t;
-    const int l2      = D == 3 ? t % g.threads_fast : 0;
-    const bool active = l1 < g.tile[1] && origin[1] + l1 < g.count[1] && (D == 2 || origin[2] + l2 < g.count[D - 1]);
-    const int centre  = D == 3 ? (l1 + R) * width + l2 + R : l1 + R;
+    // This thread's row (3-D) and first column, and how many of its W columns are outputs.
+    const int l1      = D == 3 ? t / g.threads_fast : 0;
+    const int l2      = (D == 3 ? t % g.threads_fast : t) * W;
+    const int first   = origin[D - 1] + l2;
+    const int columns = g.count[D - 1] - first < W ? g.count[D - 1] - first : W;
+    const bool active = columns > 0 && (D == 2 || (l1 < g.tile[1] && origin[1] + l1 < g.count[1]));
+    const int corner  = (D == 3 ? l1 * pitch(g) : 0) + l2;  // the thread's first chunk in a plane
     long target       = static_cast<long>(g.lo[0] + origin[0]) * g.out_stride[0] +
-                  static_cast<long>(g.lo[1] + origin[1] + l1) * g.out_stride[1];
-    if constexpr (D == 3) target += static_cast<long>(g.lo[2] + origin[2] + l2) * g.out_stride[2];
+                  static_cast<long>(g.lo[D - 1] + first) * g.out_stride[D - 1];
+    if constexpr (D == 3) target += static_cast<long>(g.lo[1] + origin[1] + l1) * g.out_stride[1];
+
+    Acc acc[width][W] = {};
+    // Whole chunks of outputs go out as one vector store each where the output is
+    // contiguous and aligned (periodic grids of aligned rows).
+    const bool vector_store = W > 1 && columns == W && g.out_stride[D - 1] == 1 &&
+                              reinterpret_cast<std::uintptr_t>(out + target) % sizeof(Chunk) == 0 &&
+                              g.out_stride[0] * static_cast<long>(sizeof(T)) % static_cast<long>(sizeof(Chunk)) == 0;
+    // The planes of one step. Checked: planes past the last, and outputs before the first
+    // (the first 2R planes complete none), are skipped (first and last steps only).
+    auto sum_group = [&](int step, auto checked) {
+      constexpr bool Checked = decltype(checked)::value;
+      SPARSTENCIL_UNROLL
+      for (int p = 0; p < group; ++p) {
+        const int q = step * group + p;
+        if (!Checked || q < planes) {
+          const T* KOKKOS_RESTRICT base = buffer + ((step & 1) * group + p) * stride + corner;
+          SPARSTENCIL_UNROLL
+          for (int m = (D == 3 ? -R : 0); m <= (D == 3 ? R : 0); ++m) {
+            T x[chunks * W];
+            SPARSTENCIL_UNROLL
+            for (int c = 0; c < chunks; ++c) {
+              const T* row = base + (m + R) * (D == 3 ? pitch(g) : 0);
+              if constexpr (W == 1) {  // (a one-value Chunk copy went through local memory)
+                if (chunk_needed(m, c)) x[c] = row[c];
+              } else if (chunk_needed(m, c)) {
+                const Chunk v = reinterpret_cast<const Chunk*>(row)[c];
+                SPARSTENCIL_UNROLL
+                for (int w = 0; w < W; ++w) x[c * W + w] = v.v[w];
+              }
+            }
+            SPARSTENCIL_UNROLL
+            for (int f = -R; f <= R; ++f) {
+              const int u = rest_index(m, f);
+              SPARSTENCIL_UNROLL
+              for (int dz = -R; dz <= R; ++dz) {
+                if (!Shape::has(dz, u)) continue;
+                const Acc weight = shape.weights[(dz + R) * Shape::rest_count + u];
+                SPARSTENCIL_UNROLL
+                for (int w = 0; w < W; ++w) acc[slot(p, dz)][w] += weight * static_cast<Acc>(x[pad + w + f]);
+              }
+            }
+          }
+          // The output 2R planes back is complete: store it; its slot starts the next one.
+          const int s    = (p + 1) % width;
+          const int done = q - 2 * R;
+          if (!Checked || done >= 0) {
+            T* to = out + target + done * g.out_stride[0];
+            if (vector_store) {
+              Chunk v;
+              SPARSTENCIL_UNROLL
+              for (int w = 0; w < W; ++w) v.v[w] = static_cast<T>(acc[s][w]);
+              *reinterpret_cast<Chunk*>(to) = v;
+            } else {
+              SPARSTENCIL_UNROLL
+              for (int w = 0; w < W; ++w) {
+                if (w < columns) to[w * g.out_stride[D - 1]] = static_cast<T>(acc[s][w]);
+              }
+            }
+          }
+          SPARSTENCIL_UNROLL
+          for (int w = 0; w < W; ++w) acc[s][w] = Acc(0);
+        }
+      }
+    };
 
     fetch(0);
     stage(0);
     team.team_barrier();
-    Acc acc[2 * R + 1] = {};
     for (int step = 0; step < steps; ++step) {
+      // The next step's loads are in flight while this one is summed.
       if (step + 1 < steps) fetch(step + 1);
       if (active) {
-        // Unrolled over the group, so the ring of sums shifts by renaming registers.
-        SPARSTENCIL_UNROLL
-        for (int p = 0; p < group; ++p) {
-          const int q = step * group + p;
-          if (q < planes) {
-            const T* KOKKOS_RESTRICT row = buffer.data() + ((step & 1) * group + p) * plane + centre;
-            SPARSTENCIL_UNROLL
-            for (int u = 0; u < Shape::rest_count; ++u) {
-              bool needed = false;
-              SPARSTENCIL_UNROLL
-              for (int dz = -R; dz <= R; ++dz) needed = needed || Shape::has(dz, u);
-              if (!needed) continue;
-              int offset = Shape::rest_offset(u, 1);
-              if constexpr (D == 3) offset = offset * width + Shape::rest_offset(u, 2);
-              const Acc x = static_cast<Acc>(row[offset]);
-              SPARSTENCIL_UNROLL
-              for (int dz = -R; dz <= R; ++dz) {
-                if (Shape::has(dz, u)) acc[R - dz] += shape.weights[(dz + R) * Shape::rest_count + u] * x;
-              }
-            }
-            // acc[0] now holds the output 2R planes back: complete.
-            const int done = q - 2 * R;
-            if (done >= 0) out[target + done * g.out_stride[0]] = static_cast<T>(acc[0]);
-            SPARSTENCIL_UNROLL
-            for (int m = 0; m < 2 * R; ++m) acc[m] = acc[m + 1];
-            acc[2 * R] = Acc(0);
-          }
-        }
+        if (step == 0 || (step + 1) * group > planes) sum_group(step, std::true_type{});
+        else sum_group(step, std::false_type{});
       }
       if (step + 1 < steps) stage(step + 1);
       team.team_barrier();
