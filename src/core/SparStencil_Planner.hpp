@@ -10,8 +10,6 @@
 
 namespace sparstencil {
 
-/// How the 2:4 column order is made: the shortest of the rules that apply (best), or one
-/// rule forced (to compare them; strided swapping needs a row tile).
 /// How A' columns are ordered for 2:4. `best`: the planner's choice (row runs on 16-output
 /// row tiles: image rows as they are, or in 3-D interleaved where that needs fewer chunks,
 /// SparStencil_RowRuns.cpp). The others force a form: the gather form's pairing rules, or

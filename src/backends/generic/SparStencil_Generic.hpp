@@ -82,9 +82,9 @@ inline std::vector<GenericConfig> generic_candidates(int dimension, bool gpu) {
     return {{hw, 64, 4, 4}, {hw, 64, 4, 2}, {hw, 32, 8, 8}, {sw, 64, 4, 4}};
   }
   if (dimension == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {hw, 256, 1, 2}, {hw, 128, 1, 8}, {sw, 256, 1, 4}};
+  // Streaming with one column a thread is left out (2-D, 3-D): it keeps a local-memory
+  // frame and measured far slower than two columns (docs/GENERIC.md).
   if (dimension == 2) {
-    // (Streaming with one column a thread is left out: it keeps a local-memory frame and
-    // measured far slower than two columns; docs/GENERIC.md.)
     return {{hw, 64, 4, 4},       {hw, 64, 4, 2},       {hw, 128, 2, 4},      {hw, 32, 8, 4},
             {hw, 64, 4, 8},       {hw, 32, 4, 8},       {sw, 64, 4, 4},       {st, 64, 1, 128, 2},
             {st, 128, 1, 128, 2}, {st, 128, 1, 256, 2}, {st, 32, 1, 256, 4},  {st, 64, 1, 128, 4},

@@ -102,7 +102,6 @@ KOKKOS_FORCEINLINE_FUNCTION void accumulate(const RuntimeShape<D, Acc, MemorySpa
 inline constexpr int max_team_threads = 256;
 using InteriorLaunchBounds            = Kokkos::LaunchBounds<max_team_threads, 2>;
 
-
 /// A team of the interior kernels, and a View over its scratch.
 template <class ExecSpace>
 using TeamMember = typename Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::member_type;
@@ -244,9 +243,8 @@ template <class T, int D, class Shape, int W, class ExecSpace>
 struct StreamKernel {
   static_assert(D >= 2, "streaming needs an axis to stream along and a plane across it");
   static_assert(W == 1 || W == 2 || W == 4, "columns per thread: 1, 2 or 4");
-  using Acc         = accumulator_t<T>;
-  using Member      = TeamMember<ExecSpace>;
-  using ScratchView = TeamScratch<T, ExecSpace>;
+  using Acc    = accumulator_t<T>;
+  using Member = TeamMember<ExecSpace>;
   static constexpr int R             = Shape::radius;
   static constexpr int width         = 2 * R + 1;
   static constexpr bool streaming    = true;
@@ -279,14 +277,9 @@ struct StreamKernel {
     return 2L * group * plane_scratch(g) * static_cast<long>(sizeof(T)) + static_cast<long>(sizeof(Chunk));
   }
 
-  /// Rest index u (SparStencil_GenericShapes.hpp) of the offsets m along k = 1 (3-D) and
-  /// f along the fastest axis.
-  KOKKOS_INLINE_FUNCTION static constexpr int rest_index(int m, int f) {
-    return D == 2 ? f + R : (m + R) * width + f + R;
-  }
   KOKKOS_INLINE_FUNCTION static constexpr bool needed(int m, int f) {
     for (int dz = -R; dz <= R; ++dz) {
-      if (Shape::has(dz, rest_index(m, f))) return true;
+      if (Shape::has(dz, Shape::rest_index(m, f))) return true;
     }
     return false;
   }
@@ -399,9 +392,9 @@ struct StreamKernel {
           SPARSTENCIL_UNROLL
           for (int m = (D == 3 ? -R : 0); m <= (D == 3 ? R : 0); ++m) {
             T x[chunks * W];
+            const T* row = base + (m + R) * (D == 3 ? pitch(g) : 0);
             SPARSTENCIL_UNROLL
             for (int c = 0; c < chunks; ++c) {
-              const T* row = base + (m + R) * (D == 3 ? pitch(g) : 0);
               if constexpr (W == 1) {  // (a one-value Chunk copy went through local memory)
                 if (chunk_needed(m, c)) x[c] = row[c];
               } else if (chunk_needed(m, c)) {
@@ -412,7 +405,7 @@ struct StreamKernel {
             }
             SPARSTENCIL_UNROLL
             for (int f = -R; f <= R; ++f) {
-              const int u = rest_index(m, f);
+              const int u = Shape::rest_index(m, f);
               SPARSTENCIL_UNROLL
               for (int dz = -R; dz <= R; ++dz) {
                 if (!Shape::has(dz, u)) continue;

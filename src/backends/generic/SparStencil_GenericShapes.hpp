@@ -40,6 +40,10 @@ struct FixedShape {
     if (D == 2) return u - R;
     return k == 1 ? u / width - R : u % width - R;
   }
+  /// Rest index u of the offsets o1 along k = 1 (3-D only) and of along the fastest axis.
+  KOKKOS_INLINE_FUNCTION static constexpr int rest_index(int o1, int of) {
+    return D == 3 ? (o1 + R) * width + of + R : D == 2 ? of + R : 0;
+  }
   /// Whether the shape has the point (ob, rest u), ob being the offset along k = 0.
   KOKKOS_INLINE_FUNCTION static constexpr bool has(int ob, int u) {
     if (ob < -R || ob > R) return false;
