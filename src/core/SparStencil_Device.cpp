@@ -25,12 +25,13 @@ DeviceDescription hopper(std::string name, std::string source, double memory_tb_
   d.cuda_f32_flops     = 2 * 128 * sm_clk;
   d.cuda_f64_flops     = 2 * 64 * sm_clk;
   d.launch_seconds     = 4e-6;
-  // Tuned generic executor on the H100 (RESULTS.md, fourth session): float and double
-  // single steps at 81-98% of the copy roofline where memory bound (3-D 71-84%); Box-2D49P
-  // float 218 GStencil/s = 21.4 of 66.9 FMA TFLOP/s; half_t Views 45-69% (2-byte loads).
+  // Tuned generic executor on the H100 (RESULTS.md, ninth session): float single steps at
+  // 87-93% of the copy roofline where memory bound (double 84-98%, fourth session);
+  // Box-2D49P float 292 GStencil/s = 28.6 of 66.9 FMA TFLOP/s (half_t 27.8); half_t Views
+  // 79-82% in 2-D, 68% in 3-D (2-byte loads through registers).
   d.generic_memory_efficiency        = 0.85;
-  d.generic_memory_efficiency_16bit  = 0.50;
-  d.generic_compute_efficiency       = 0.32;
+  d.generic_memory_efficiency_16bit  = 0.72;
+  d.generic_compute_efficiency       = 0.42;
   // Run-time shapes (benchmark suite, fifth session): 4.2-6.3 TFLOP/s-equivalent whatever
   // the precision and radius (box2d r=2..7, star2d r=2..7, 3-D r=2..3).
   d.generic_runtime_shape_efficiency = 0.07;
@@ -57,8 +58,8 @@ DeviceDescription ampere() {
   d.cuda_f64_flops     = 2 * 32 * sm_clk;
   d.launch_seconds     = 5e-6;
   d.generic_memory_efficiency       = 0.85;  // the H100's measured figures (same code path)
-  d.generic_memory_efficiency_16bit = 0.50;
-  d.generic_compute_efficiency      = 0.32;
+  d.generic_memory_efficiency_16bit = 0.72;
+  d.generic_compute_efficiency      = 0.42;
   d.generic_runtime_shape_efficiency = 0.07;
   d.generic_temporal_efficiency      = 0.1;
   return d;

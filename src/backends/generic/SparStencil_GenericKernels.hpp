@@ -47,6 +47,37 @@ KOKKOS_INLINE_FUNCTION Kokkos::Array<int, D> tile_origin(const Geometry<D>& g, i
 /// Coordinate c (at most one extent outside [0, n)) wrapped into the grid.
 KOKKOS_INLINE_FUNCTION int wrapped(int c, int n) { return c < 0 ? c + n : c >= n ? c - n : c; }
 
+/// Whether this device code copies global memory to team scratch asynchronously: CUDA
+/// sm_80 and later (`cp.async`), values of 4 or 8 bytes. No register holds a value on its
+/// way and no store to scratch is issued, which the streaming kernel's large shapes need
+/// (their sums use the registers).
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr bool copies_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return sizeof(T) == 4 || sizeof(T) == 8;
+#else
+  return false;
+#endif
+}
+/// Starts copying *from to *to (team scratch), where copies_async<T>(); a plain copy elsewhere.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void copy_to_scratch(T* to, const T* from) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (copies_async<T>()) {
+    const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(shared), "l"(from), "n"(sizeof(T)));
+    return;
+  }
+#endif
+  *to = *from;
+}
+/// Waits for this thread's copies to scratch (a team barrier must follow before others read them).
+KOKKOS_FORCEINLINE_FUNCTION void wait_scratch_copies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 /// Adds V consecutive outputs along k = 0 of a fixed shape: each input value is loaded
 /// once and added to every output it feeds. The fastest axis has unit stride (scratch
 /// tiles always; global memory where the executor routes it here), so neighbours along
@@ -320,7 +351,12 @@ struct StreamKernel {
     }
     int shift = static_cast<int>((reinterpret_cast<std::uintptr_t>(in + first_read) / sizeof(T)) % line);
     if (g.in_stride[D - 1] != 1 || rows(g) * (span + shift) > loads_per_thread * threads) shift = 0;
-    long source[loads_per_thread];
+    // Where slot i's value of the next plane to load is: each advances a plane's stride
+    // per plane and wraps back past the grid's end, so a load's address costs one add
+    // (an index multiplied out per load cost ~10 instructions and registers the sums need).
+    int z0 = g.lo[0] + origin[0] - R;  // the next plane to load, wrapped into the grid
+    if (g.wrap) z0 = wrapped(z0, g.extent[0]);
+    const T* from[loads_per_thread];
     int place[loads_per_thread];
     bool inside[loads_per_thread];
     SPARSTENCIL_UNROLL
@@ -331,35 +367,52 @@ struct StreamKernel {
       if constexpr (D == 3) c[1] = e / (span + shift);
       place[i]  = (D == 3 ? c[1] * pitch(g) : 0) + pad - R + c[D - 1];
       inside[i] = c[D - 1] >= 0 && e < rows(g) * (span + shift);
-      long a    = 0;
+      long a    = static_cast<long>(z0) * g.in_stride[0];
       for (int k = 1; k < D; ++k) {
         inside[i]   = inside[i] && c[k] < g.count[k] - origin[k] + 2 * R;
         const int x = g.lo[k] + origin[k] + c[k] - R;
         a += static_cast<long>(g.wrap ? wrapped(x, g.extent[k]) : x) * g.in_stride[k];
       }
-      source[i] = a;
+      from[i] = in + a;
     }
-    // A step's planes: loaded into registers, then stored to scratch. (One array for all
-    // steps: a fresh one per step measured 10% slower, more of it spilled.)
-    T staged[group][loads_per_thread];
-    auto fetch = [&](int step) {
+    // A step's planes: copied straight to scratch where the device copies asynchronously,
+    // else loaded into registers by fetch and stored to scratch by stage. (One register
+    // array for all steps: a fresh one per step measured 10% slower, more of it spilled.)
+    // Steps are fetched in order, each plane once.
+    constexpr bool async = copies_async<T>();
+    T staged[async ? 1 : group][loads_per_thread];
+    int z = z0;
+    auto fetch = [&](int step, auto checked) {
+      constexpr bool Checked = decltype(checked)::value;
       SPARSTENCIL_UNROLL
       for (int p = 0; p < group; ++p) {
-        const int q    = step * group + p;
-        const int z    = g.lo[0] + origin[0] - R + q;
-        const long row = static_cast<long>(g.wrap ? wrapped(z, g.extent[0]) : z) * g.in_stride[0];
+        if (!Checked || step * group + p < planes) {
+          SPARSTENCIL_UNROLL
+          for (int i = 0; i < loads_per_thread; ++i) {
+            if (!inside[i]) continue;
+            if constexpr (async) copy_to_scratch(buffer + ((step & 1) * group + p) * stride + place[i], from[i]);
+            else staged[p][i] = *from[i];
+          }
+        }
         SPARSTENCIL_UNROLL
-        for (int i = 0; i < loads_per_thread; ++i) {
-          if (inside[i] && q < planes) staged[p][i] = in[row + source[i]];
+        for (int i = 0; i < loads_per_thread; ++i) from[i] += g.in_stride[0];
+        if (g.wrap && ++z == g.extent[0]) {
+          z = 0;
+          SPARSTENCIL_UNROLL
+          for (int i = 0; i < loads_per_thread; ++i) from[i] -= g.extent[0] * g.in_stride[0];
         }
       }
     };
     auto stage = [&](int step) {
-      SPARSTENCIL_UNROLL
-      for (int p = 0; p < group; ++p) {
+      if constexpr (async) {
+        wait_scratch_copies();
+      } else {
         SPARSTENCIL_UNROLL
-        for (int i = 0; i < loads_per_thread; ++i) {
-          if (inside[i]) buffer[((step & 1) * group + p) * stride + place[i]] = staged[p][i];
+        for (int p = 0; p < group; ++p) {
+          SPARSTENCIL_UNROLL
+          for (int i = 0; i < loads_per_thread; ++i) {
+            if (inside[i]) buffer[((step & 1) * group + p) * stride + place[i]] = staged[p][i];
+          }
         }
       }
     };
@@ -373,12 +426,13 @@ struct StreamKernel {
     long target       = static_cast<long>(g.lo[0] + origin[0]) * g.out_stride[0] +
                   static_cast<long>(g.lo[D - 1] + first) * g.out_stride[D - 1];
     if constexpr (D == 3) target += static_cast<long>(g.lo[1] + origin[1] + l1) * g.out_stride[1];
+    T* to = out + target;  // the next output to store (the first plane's, then one plane on)
 
     Acc acc[width][W] = {};
     // Whole chunks of outputs go out as one vector store each where the output is
     // contiguous and aligned (periodic grids of aligned rows).
     const bool vector_store = W > 1 && columns == W && g.out_stride[D - 1] == 1 &&
-                              reinterpret_cast<std::uintptr_t>(out + target) % sizeof(Chunk) == 0 &&
+                              reinterpret_cast<std::uintptr_t>(to) % sizeof(Chunk) == 0 &&
                               g.out_stride[0] * static_cast<long>(sizeof(T)) % static_cast<long>(sizeof(Chunk)) == 0;
     // The planes of one step. Checked: planes past the last, and outputs before the first
     // (the first 2R planes complete none), are skipped (first and last steps only).
@@ -416,10 +470,8 @@ struct StreamKernel {
             }
           }
           // The output 2R planes back is complete: store it; its slot starts the next one.
-          const int s    = (p + 1) % width;
-          const int done = q - 2 * R;
-          if (!Checked || done >= 0) {
-            T* to = out + target + done * g.out_stride[0];
+          const int s = (p + 1) % width;
+          if (!Checked || q >= 2 * R) {
             if (vector_store) {
               Chunk v;
               SPARSTENCIL_UNROLL
@@ -431,6 +483,7 @@ struct StreamKernel {
                 if (w < columns) to[w * g.out_stride[D - 1]] = static_cast<T>(acc[s][w]);
               }
             }
+            to += g.out_stride[0];  // outputs are stored plane after plane
           }
           SPARSTENCIL_UNROLL
           for (int w = 0; w < W; ++w) acc[s][w] = Acc(0);
@@ -438,12 +491,13 @@ struct StreamKernel {
       }
     };
 
-    fetch(0);
+    fetch(0, std::true_type{});
     stage(0);
     team.team_barrier();
     for (int step = 0; step < steps; ++step) {
       // The next step's loads are in flight while this one is summed.
-      if (step + 1 < steps) fetch(step + 1);
+      if (step + 2 < steps) fetch(step + 1, std::false_type{});
+      else if (step + 1 < steps) fetch(step + 1, std::true_type{});
       if (active) {
         if (step == 0 || (step + 1) * group > planes) sum_group(step, std::true_type{});
         else sum_group(step, std::false_type{});
