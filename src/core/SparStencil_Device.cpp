@@ -11,6 +11,24 @@ namespace {
 // memory 128 bytes per SM per clock.
 constexpr double giga = 1e9, tera = 1e12;
 
+// The tuned generic executor's efficiencies, measured on the H100 (RESULTS.md, ninth
+// session) and used for every CUDA device (same code path): float single steps at 87-93%
+// of the copy roofline where memory bound (double 84-98%, fourth session); Box-2D49P float
+// 292 GStencil/s = 28.6 of 66.9 FMA TFLOP/s (half_t 27.8); half_t Views 79-82% in 2-D, 68%
+// in 3-D (2-byte loads through registers). Run-time shapes (benchmark suite, fifth
+// session): 4.2-6.3 TFLOP/s-equivalent whatever the precision and radius (box2d r=2..7,
+// star2d r=2..7, 3-D r=2..3). Temporal blocking as it stands (benchmark suite, sixth
+// session): 9-14% of the generic rate for 2-D stars and boxes of radius 1-3 fused 2-7
+// times (37% for Box-2D49P): its per-output index and rim work dominates, so fused
+// launches lose to single steps.
+void set_measured_generic_efficiencies(DeviceDescription& d) {
+  d.generic_memory_efficiency        = 0.85;
+  d.generic_memory_efficiency_16bit  = 0.72;
+  d.generic_compute_efficiency       = 0.42;
+  d.generic_runtime_shape_efficiency = 0.07;
+  d.generic_temporal_efficiency      = 0.1;
+}
+
 DeviceDescription hopper(std::string name, std::string source, double memory_tb_s) {
   DeviceDescription d;
   d.name               = std::move(name);
@@ -25,20 +43,7 @@ DeviceDescription hopper(std::string name, std::string source, double memory_tb_
   d.cuda_f32_flops     = 2 * 128 * sm_clk;
   d.cuda_f64_flops     = 2 * 64 * sm_clk;
   d.launch_seconds     = 4e-6;
-  // Tuned generic executor on the H100 (RESULTS.md, ninth session): float single steps at
-  // 87-93% of the copy roofline where memory bound (double 84-98%, fourth session);
-  // Box-2D49P float 292 GStencil/s = 28.6 of 66.9 FMA TFLOP/s (half_t 27.8); half_t Views
-  // 79-82% in 2-D, 68% in 3-D (2-byte loads through registers).
-  d.generic_memory_efficiency        = 0.85;
-  d.generic_memory_efficiency_16bit  = 0.72;
-  d.generic_compute_efficiency       = 0.42;
-  // Run-time shapes (benchmark suite, fifth session): 4.2-6.3 TFLOP/s-equivalent whatever
-  // the precision and radius (box2d r=2..7, star2d r=2..7, 3-D r=2..3).
-  d.generic_runtime_shape_efficiency = 0.07;
-  // Temporal blocking as it stands (benchmark suite, sixth session): 9-14% of the generic
-  // rate for 2-D stars and boxes of radius 1-3 fused 2-7 times (37% for Box-2D49P): its
-  // per-output index and rim work dominates, so fused launches lose to single steps.
-  d.generic_temporal_efficiency      = 0.1;
+  set_measured_generic_efficiencies(d);
   return d;
 }
 
@@ -57,11 +62,7 @@ DeviceDescription ampere() {
   d.cuda_f32_flops     = 2 * 64 * sm_clk;
   d.cuda_f64_flops     = 2 * 32 * sm_clk;
   d.launch_seconds     = 5e-6;
-  d.generic_memory_efficiency       = 0.85;  // the H100's measured figures (same code path)
-  d.generic_memory_efficiency_16bit = 0.72;
-  d.generic_compute_efficiency      = 0.42;
-  d.generic_runtime_shape_efficiency = 0.07;
-  d.generic_temporal_efficiency      = 0.1;
+  set_measured_generic_efficiencies(d);  // the H100's figures
   return d;
 }
 

@@ -59,17 +59,14 @@ KOKKOS_INLINE_FUNCTION constexpr bool copies_async() {
   return false;
 #endif
 }
-/// Starts copying *from to *to (team scratch), where copies_async<T>(); a plain copy elsewhere.
+/// Starts copying *from to *to (team scratch); only where copies_async<T>().
 template <class T>
-KOKKOS_FORCEINLINE_FUNCTION void copy_to_scratch(T* to, const T* from) {
+KOKKOS_FORCEINLINE_FUNCTION void copy_to_scratch_async(T* to, const T* from) {
+  static_assert(copies_async<T>(), "copy_to_scratch_async: no asynchronous copies here (copies_async)");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (copies_async<T>()) {
-    const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(shared), "l"(from), "n"(sizeof(T)));
-    return;
-  }
+  const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(shared), "l"(from), "n"(sizeof(T)));
 #endif
-  *to = *from;
 }
 /// Waits for this thread's copies to scratch (a team barrier must follow before others read them).
 KOKKOS_FORCEINLINE_FUNCTION void wait_scratch_copies() {
@@ -343,9 +340,11 @@ struct StreamKernel {
     // plane 0 of the input and of scratch, and whether each lies in the read region. The
     // slots of a row start `shift` values before it, at a 128-byte line where the spare
     // slots allow, so each warp's loads touch one line instead of two.
+    int z0 = g.lo[0] + origin[0] - R;  // the first plane to load, wrapped into the grid
+    if (g.wrap) z0 = wrapped(z0, g.extent[0]);
     const int line  = 128 / static_cast<int>(sizeof(T));
-    long first_read = 0;  // the first value of plane 0 that is read
-    for (int k = 0; k < D; ++k) {
+    long first_read = static_cast<long>(z0) * g.in_stride[0];  // the first value of plane 0 that is read
+    for (int k = 1; k < D; ++k) {
       const int x = g.lo[k] + origin[k] - R;
       first_read += static_cast<long>(g.wrap ? wrapped(x, g.extent[k]) : x) * g.in_stride[k];
     }
@@ -354,8 +353,6 @@ struct StreamKernel {
     // Where slot i's value of the next plane to load is: each advances a plane's stride
     // per plane and wraps back past the grid's end, so a load's address costs one add
     // (an index multiplied out per load cost ~10 instructions and registers the sums need).
-    int z0 = g.lo[0] + origin[0] - R;  // the next plane to load, wrapped into the grid
-    if (g.wrap) z0 = wrapped(z0, g.extent[0]);
     const T* from[loads_per_thread];
     int place[loads_per_thread];
     bool inside[loads_per_thread];
@@ -390,7 +387,7 @@ struct StreamKernel {
           SPARSTENCIL_UNROLL
           for (int i = 0; i < loads_per_thread; ++i) {
             if (!inside[i]) continue;
-            if constexpr (async) copy_to_scratch(buffer + ((step & 1) * group + p) * stride + place[i], from[i]);
+            if constexpr (async) copy_to_scratch_async(buffer + ((step & 1) * group + p) * stride + place[i], from[i]);
             else staged[p][i] = *from[i];
           }
         }
