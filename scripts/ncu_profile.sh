@@ -2,7 +2,7 @@
 # Nsight Compute profile of one kernel launch of a benchmark, on a CUDA machine:
 #   bash scripts/ncu_profile.sh NAME KERNEL_REGEX COMMAND...
 # Profiles the 4th launch whose demangled name matches KERNEL_REGEX (the first ones are
-# warm-ups) with the full section set, then writes to $OUT (or /tmp/sparstencil-ncu):
+# warm-ups; NCU_SKIP=N profiles launch N + 1 instead) with the full section set, then writes to $OUT (or /tmp/sparstencil-ncu):
 # NAME.ncu-rep (open in the Nsight Compute GUI), NAME.txt (every section's tables) and
 # NAME-sass.csv (per-instruction counts and stall samples), and prints the lines that explain where
 # the time went: throughput, occupancy, issue rate and the largest stall reasons.
@@ -17,7 +17,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export LD_LIBRARY_PATH="$root/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 "$ncu" --set full --import-source no --kernel-name-base demangled --kernel-name "regex:$kernel" \
-  --launch-skip 3 --launch-count 1 -f -o "$out/$name" "$@" > "$out/$name-run.log" 2>&1 \
+  --launch-skip "${NCU_SKIP:-3}" --launch-count 1 -f -o "$out/$name" "$@" > "$out/$name-run.log" 2>&1 \
   || { echo "ncu failed:"; tail -n 20 "$out/$name-run.log"; exit 1; }
 "$ncu" -i "$out/$name.ncu-rep" --page details --print-details all > "$out/$name.txt" 2>&1
 "$ncu" -i "$out/$name.ncu-rep" --page source --csv --print-source sass > "$out/$name-sass.csv" 2>&1

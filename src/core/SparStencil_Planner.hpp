@@ -72,6 +72,9 @@ struct RowRunLayout {
   int stage_pitch = 0;   ///< values between rows of a warp's staged outputs
   int warp_values = 0;   ///< shared values one warp owns: ring and staging
   int warps       = 8;   ///< warps per thread block
+  /// Every odd k chunk reads the runs of the chunk before it (rows split by parity, an even
+  /// number of chunks): the kernel's software-pipelined loop over pairs of chunks.
+  bool paired = false;
   std::size_t shared_bytes = 0;  ///< per thread block: the warps' buffers, A', metadata, run table
 };
 /// Throws std::logic_error for a plan without runs.

@@ -180,11 +180,12 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a, Pairing rule) {
   Layout best     = builder.natural(tf32 ? 2 : 4);  // 1:2 or 2:4
   // Interleaved rows (16-bit values; even origins keep the pairs 4-byte aligned in the
   // grid): the fewest chunks. The planner takes them in 3-D where they need at most 60% of
-  // the chunks: measured on the H100 (perf_tests/RESULTS.md, seventh session) they win
-  // there (Box-3D27P 7 chunks for 18: 283 against 253 GStencil/s, fused t = 3 153 against
-  // 57) and lose where they save less (Heat-3D 3 for 4) and in 1-D and 2-D, where the
-  // kernel is bound by shared-memory traffic and four 4-byte copies a chunk (bank
-  // conflicts, four times the L1 requests) cost more than the halved MMAs save.
+  // the chunks and the rows as they are would need more than 24 (fused plans, whose large
+  // A' leaves few warps a block): measured on the H100 (perf_tests/RESULTS.md, tenth
+  // session) they win there (Box-3D27P t = 3: 49 chunks for 98, 175 against 95
+  // GStencil/s) and lose where the kernel's pipelined pairs run the rows as they are
+  // (Box-3D27P t = 1: 7 for 18, 264 against 316; Heat-3D 3 for 4) and in 1-D and 2-D,
+  // where four 4-byte copies a chunk cost more than the halved MMAs save.
   // (Built only where it could be taken: planning runs per request.)
   const bool wanted = !tf32 && (rule == Pairing::interleaved || (rule == Pairing::best && D == 3));
   Layout interleaved;
@@ -195,7 +196,7 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a, Pairing rule) {
     }
   }
   const bool take = !interleaved.runs.empty() &&
-                    (rule == Pairing::interleaved || 5 * interleaved.chunks() <= 3 * best.chunks());
+                    (rule == Pairing::interleaved || (5 * interleaved.chunks() <= 3 * best.chunks() && best.chunks() > 24));
   if (take) best = std::move(interleaved);
   p.runs              = std::move(best.runs);
   p.interleave        = best.interleave;
@@ -294,6 +295,10 @@ RowRunLayout row_run_layout(const Plan& p) {
   l.ring  = ring_for(l.ahead);
   l.warp_values = warp_values(l.ring);
   const std::size_t chunks = p.a.k_chunks;
+  l.paired = chunks % 2 == 0 && p.runs.size() == 4 * chunks;
+  for (std::size_t c = 1; l.paired && c < chunks; c += 2) {
+    for (std::size_t r = 0; r < 4; ++r) l.paired = l.paired && p.runs[4 * c + r].offset == p.runs[4 * (c - 1) + r].offset;
+  }
   const std::size_t common = chunks * 512 + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
   // Up to 8 warps a block, fewer where a block would pass 112 KiB (two blocks an SM).
   for (l.warps = 8; l.warps > 1; --l.warps) {

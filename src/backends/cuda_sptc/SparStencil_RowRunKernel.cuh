@@ -12,10 +12,13 @@
 ///      1-D/2-D, planes in 3-D), a 16-byte chunk per lane and row: cp.async copies, also
 ///      where a periodic row wraps whole, element copies only where a chunk straddles an
 ///      end of the grid; the ring keeps what later steps read again, so every input row
-///      is read once per strip;
+///      is read once per strip (2-D rows inside the grid: one pointer add and one cp.async
+///      a row);
 ///   2. per k chunk, A' (values, metadata) and the lane's run come from shared memory,
 ///      then per row set (8 rows) and group of 8 tiles one ldmatrix.x4 and one mma.sp
-///      (one ldmatrix.x4 for two mma.sp where a split row's two parts read the same runs);
+///      (one ldmatrix.x4 for two mma.sp where a split row's two parts read the same runs;
+///      where every pair of chunks does (RowRunLayout::paired), a software pipeline loads
+///      the next group's B' and the next pair's A' while the current group computes);
 ///   3. results are staged in shared memory (stmatrix for 16-bit values on sm_90) and
 ///      stored as 16-byte runs under the boundary contract.
 #include <cuda_bf16.h>
@@ -56,6 +59,9 @@ struct RowRunParams {
   long segment  = 0;     ///< steps a warp streams
   int k_chunks = 0, runs = 0;
   bool out_aligned = false;  ///< grid pointer and row strides whole 16-byte units (set per launch)
+  /// Every odd chunk reads the runs of the chunk before it (an even number of chunks, all
+  /// rows split by parity): the kernel's pipelined loop over pairs.
+  bool paired = false;
   /// Input pointer and row strides whole copy units, 16 bytes (4 with interleaved rows),
   /// the fastest axis contiguous (set per launch).
   bool in_aligned = false;
@@ -144,14 +150,18 @@ __device__ __forceinline__ void fill_interleaved(const RowRunParams& p, storage_
   }
 }
 
-/// A grid coordinate `g` along an axis of extent `n` for an image row: wrapped
-/// (periodic) or -1 outside; a compare where it lies inside.
-__device__ __forceinline__ long row_coordinate(int boundary, long g, long n) {
-  return (g >= 0 && g < n) ? g : wrap_coordinate(boundary, g, n);
-}
-
 // Two blocks an SM (16 warps): up to 128 registers, which the accumulators of two row sets
 // need without spilling (three blocks at 80 registers measured slower on the H100).
+//
+// Integer work is kept small (run words become window offsets once per block, a chunk's
+// B' address is one add and one compare-and-wrap per row set, image rows are found with
+// 32-bit indices and a compare, stores with one pointer per row), but what bounds the
+// loop is latency (Nsight Compute, tenth session): each mma.sp holds its warp ~8 cycles
+// and, with 4 warps a scheduler, shared-memory loads waited on right before their MMAs
+// left the tensor pipe idle; hence the pipelined pair loop. (Tried and slower: a second
+// set of accumulators, which spills at 128 registers or, at 168 registers and 6 warps a
+// block, loses the warps; ring rows mirrored past the ring's end to drop the wrap, which
+// costs warps where shared memory is tight; the pair loop unrolled twice, which spills.)
 template <Operand P, int D>
 __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   using T = storage_t<P>;
@@ -164,56 +174,92 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   std::uint32_t* const e_shared = a_shared + p.k_chunks * 128;
   std::uint32_t* const r_shared = e_shared + (p.k_chunks + 1) / 2 * 32;
   T* const warp_buffers         = reinterpret_cast<T*>(r_shared + p.runs);
+  const unsigned pitch_bytes = bytes * p.pitch, plane_bytes = bytes * p.plane_values;
   for (int i = threadIdx.x; i < p.k_chunks * 128; i += blockDim.x) a_shared[i] = __ldg(p.a_values + i);
   for (int i = threadIdx.x; i < (p.k_chunks + 1) / 2 * 32; i += blockDim.x) e_shared[i] = __ldg(p.a_metadata + i);
-  for (int i = threadIdx.x; i < p.runs; i += blockDim.x) r_shared[i] = __ldg(p.run_words + i);
+  // Run words become byte offsets from a step's window origin (plane, row, byte), bit 31
+  // (the shared-runs mark) kept: the offsets stay far below 2^31.
+  for (int i = threadIdx.x; i < p.runs; i += blockDim.x) {
+    const std::uint32_t w = __ldg(p.run_words + i);
+    r_shared[i] = (w & 0x8000FFFFu) + ((w >> 16) & 0xFFu) * pitch_bytes + (D == 3 ? ((w >> 24) & 0x7Fu) * plane_bytes : 0u);
+  }
   __syncthreads();  // the only block barrier: warps stream on their own from here
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long task = static_cast<long>(blockIdx.x) * p.warps + warp;
   const long strip = task % p.strips;
   const long first = task / p.strips * p.segment;  // the warp's first step
-  const long count = min(p.segment, p.steps - first);
+  // Steps, rows and columns fit 32 bits (the executor refuses larger grids).
+  const int count = static_cast<int>(min(p.segment, p.steps - first));
   if (count <= 0) return;
   // The strip's first output: row y0 (3-D), column x0 (2-D, 3-D).
-  const long y0 = D == 3 ? strip / p.strips_x * step_rows : 0;
-  const long x0 = D == 1 ? 0 : strip % p.strips_x * strip_width;
+  const int y0 = D == 3 ? static_cast<int>(strip / p.strips_x) * step_rows : 0;
+  const int x0 = D == 1 ? 0 : static_cast<int>(strip % p.strips_x) * strip_width;
   T* const ring  = warp_buffers + warp * p.warp_values;
   T* const stage = ring + (D == 3 ? p.ring * p.plane_values : p.ring * p.pitch);
   // Lanes split an image row's chunks, rows_per_pass rows a pass (chunks <= 32).
   const int rows_per_pass = 32 / p.chunks;
   const int lane_row = lane / p.chunks, lane_chunk = lane % p.chunks;
-  const long lane_column = x0 - p.lead + lane_chunk * V;  // grid column of the lane's chunk (1-D: in a folded row)
+  const int lane_column = x0 - p.lead + lane_chunk * V;  // grid column of the lane's chunk (1-D: in a folded row)
   const T* const in = static_cast<const T*>(p.in);
   // 2-D/3-D: the lane's chunk sits at the same columns of every image row, so whether it
   // is copied whole (inside the grid, or wrapping whole under periodic boundaries, and
   // aligned) is decided once: `lane_source` is its wrapped first column, and the copies
   // of a row cost a row pointer and one cp.async (four with interleaved rows).
-  // (Columns fit 32 bits: the executor refuses longer rows.)
-  const int shift  = P == Operand::tf32 ? 0 : p.interleave_shift;
+  const int shift       = P == Operand::tf32 ? 0 : p.interleave_shift;
   const int n_x         = static_cast<int>(p.extent[2]);
-  const int lane_source = wrap_once(p.boundary, static_cast<int>(lane_column), n_x);
+  const int n_y         = static_cast<int>(p.extent[1]);
+  const int lane_source = wrap_once(p.boundary, lane_column, n_x);
   const bool lane_whole = D > 1 && p.in_aligned && lane_source >= 0 && lane_source + V <= n_x &&
                           lane_source % (shift != 0 ? 2 : V) == 0;
-  // The lane's chunk of image row `ring_row` from grid coordinate `x` of `row` on.
-  auto fill = [&](T* ring_row, const T* row, long x) {
-    if (D > 1 && lane_whole && row != nullptr) {
-      if (shift != 0) {
-        std::uint32_t* const words = reinterpret_cast<std::uint32_t*>(ring_row);
+  // Interleaved rows: pair j of the lane's chunk goes to word pair_word + pair_step j
+  // (interleaved_pair), the lanes starting at pair lane_chunk mod 4 so that one copy
+  // instruction's lanes spread over the banks.
+  const int pair_word = interleaved_pair(lane_chunk, 0, shift);
+  const int pair_step = shift == 1 ? 0 : 2;  // D = 8: words 0, 2, 4, 6; D = 4: 0, 2, 1, 3
+  const unsigned ring_address  = static_cast<unsigned>(__cvta_generic_to_shared(ring));
+  // The lane's chunk of a row inside the grid (lane_whole): `at` the ring row's shared
+  // address, `from` the chunk's first value. One cp.async, four with interleaved rows.
+  const unsigned lane_at = bytes * lane_chunk * V, pair_at = 4 * pair_word;
+  auto copy_whole = [&](unsigned at, const T* from) {
+    if (shift != 0) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) cp_async_4(words + interleaved_pair(lane_chunk, j, shift), row + lane_source + 2 * j);
-      } else {
-        cp_async_16(ring_row + lane_chunk * V, row + lane_source);
+      for (int i = 0; i < 4; ++i) {
+        const int j = (i + lane_chunk) & 3;
+        cp_async_4(at + pair_at + 4 * (pair_step != 0 ? pair_step * j : (j & 1) * 2 + (j >> 1)), from + 2 * j);
       }
+    } else {
+      cp_async_16(at + lane_at, from);
+    }
+  };
+  // The lane's chunk of the image row `at` values into the ring from grid coordinate `x`
+  // of `row` on (copies by 32-bit shared address: no 64-bit ring pointers held).
+  auto fill = [&](int at, const T* row, long x) {
+    if (D > 1 && lane_whole && row != nullptr) {
+      copy_whole(ring_address + bytes * at, row + lane_source);
       return;
     }
     if constexpr (P != Operand::tf32) {
       if (shift != 0) {
-        fill_interleaved<P>(p, ring_row, lane_chunk, shift, row, x);
+        fill_interleaved<P>(p, ring + at, lane_chunk, shift, row, x);
         return;
       }
     }
-    fill_chunk<P>(p, ring_row + lane_chunk * V, row, x);
+    fill_chunk<P>(p, ring + at + lane_chunk * V, row, x);
+  };
+  // Every copying lane's chunk lies inside (or wraps whole): 2-D rows that lie inside the
+  // grid then take a plain loop (a pointer advanced per row, no checks). (The same loop
+  // for 3-D planes measured slower on the H100, Heat-3D 452 -> 416 GStencil/s: not taken.)
+  const bool warp_whole = __all_sync(0xFFFFFFFFu, lane_whole || lane_row >= rows_per_pass);
+  // Grid row y of `plane` (nullptr: outside the grid): wrapped (periodic) or nullptr
+  // outside; a compare where it lies inside.
+  auto source_row = [&](const T* plane, int y) -> const T* {
+    if (plane == nullptr) return nullptr;
+    if (static_cast<unsigned>(y) >= static_cast<unsigned>(n_y)) {
+      y = static_cast<int>(wrap_coordinate(p.boundary, y, p.extent[1]));
+      if (y < 0) return nullptr;
+    }
+    return plane + static_cast<long>(y) * p.in_stride[1];
   };
 
   // Step k's image (S = step_rows): 1-D/2-D ring rows [S k + 2 row_halo, S k + S +
@@ -221,28 +267,35 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   // S first - row_halo + a; 3-D plane
   // 2 plane_halo + k of the ring (step 0 also the 2 plane_halo before), ring plane u
   // being z = first - plane_halo + u.
-  auto request = [&](long k) {
+  const int row_origin = D == 3 ? y0 - p.row_halo : step_rows * static_cast<int>(first) - p.row_halo;
+  auto request = [&](int k) {
     if (lane_row < rows_per_pass) {
       if constexpr (D == 3) {
         const int rows = step_rows + 2 * p.row_halo;
-        for (long u = k == 0 ? 0 : 2 * p.plane_halo + k; u <= 2 * p.plane_halo + k; ++u) {
-          const long z = row_coordinate(p.boundary, first - p.plane_halo + u, p.extent[0]);
-          T* plane     = ring + (u % p.ring) * p.plane_values;
+        for (int u = k == 0 ? 0 : 2 * p.plane_halo + k; u <= 2 * p.plane_halo + k; ++u) {
+          const int z     = static_cast<int>(first) - p.plane_halo + u;
+          const long zw   = (z >= 0 && z < p.extent[0]) ? z : wrap_coordinate(p.boundary, z, p.extent[0]);
+          const T* source = zw < 0 ? nullptr : in + zw * p.in_stride[0];
+          const int plane = (u % p.ring) * p.plane_values;
           for (int r = lane_row; r < rows; r += rows_per_pass) {
-            const long y = row_coordinate(p.boundary, y0 - p.row_halo + r, p.extent[1]);
-            fill(plane + r * p.pitch, grid_row<P>(p, z, y), lane_column);
+            fill(plane + r * p.pitch, source_row(source, row_origin + r), lane_column);
           }
         }
       } else {
-        const long a0 = k == 0 ? 0 : step_rows * k + 2 * p.row_halo, a1 = step_rows * (k + 1) + 2 * p.row_halo;
-        for (long a = a0 + lane_row; a < a1; a += rows_per_pass) {
-          T* dst       = ring + (a & (p.ring - 1)) * p.pitch;
-          const long y = step_rows * first - p.row_halo + a;
-          if constexpr (D == 2) {
-            fill(dst, grid_row<P>(p, 0, row_coordinate(p.boundary, y, p.extent[1])), lane_column);
-          } else {
-            fill(dst, in, y * strip_width + lane_column);
+        const int a0 = k == 0 ? 0 : step_rows * k + 2 * p.row_halo, a1 = step_rows * (k + 1) + 2 * p.row_halo;
+        if (D == 2 && warp_whole && row_origin + a0 >= 0 && row_origin + a1 <= n_y) {
+          const T* from        = in + static_cast<long>(row_origin + a0 + lane_row) * p.in_stride[1] + lane_source;
+          const long from_step = rows_per_pass * p.in_stride[1];
+          for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) {
+            copy_whole(ring_address + (a & (p.ring - 1)) * pitch_bytes, from);
           }
+          cp_async_commit();
+          return;
+        }
+        for (int a = a0 + lane_row; a < a1; a += rows_per_pass) {
+          const T* row = D == 2 ? source_row(in, row_origin + a) : in;
+          const long x = D == 2 ? lane_column : static_cast<long>(row_origin + a) * strip_width + lane_column;
+          fill((a & (p.ring - 1)) * p.pitch, row, x);
         }
       }
     }
@@ -250,26 +303,27 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   };
   for (int k = 0; k < p.ahead; ++k) request(k);
 
-  const unsigned ring_address  = static_cast<unsigned>(__cvta_generic_to_shared(ring));
   const unsigned stage_address = static_cast<unsigned>(__cvta_generic_to_shared(stage));
+  const unsigned ring_bytes    = D == 3 ? p.ring * plane_bytes : p.ring * pitch_bytes;
+  const unsigned ring_end      = ring_address + ring_bytes;
   const unsigned a_base = static_cast<unsigned>(__cvta_generic_to_shared(a_shared)) + 16 * lane;
   const unsigned e_base = static_cast<unsigned>(__cvta_generic_to_shared(e_shared)) + 4 * lane;
   const unsigned r_base = static_cast<unsigned>(__cvta_generic_to_shared(r_shared)) + 4 * (lane >> 3);
-  const unsigned pitch_bytes = bytes * p.pitch, plane_bytes = bytes * p.plane_values;
   const int tile_row = lane & 7;  // lane l gives ldmatrix the address of run l / 8 of tile (row) l % 8
-  const long rim[3] = {p.boundary == 0 ? 0 : p.radius[0], p.boundary == 0 ? 0 : p.radius[1],
-                       p.boundary == 0 ? 0 : p.radius[2]};
+  const int rim[3] = {p.boundary == 0 ? 0 : p.radius[0], p.boundary == 0 ? 0 : p.radius[1],
+                      p.boundary == 0 ? 0 : p.radius[2]};
 
   // Stores: lane l writes 16-byte run l mod row_chunks of rows l / row_chunks + m store_rows.
   constexpr int row_chunks = strip_width / V, store_rows = 32 / row_chunks;
   const int store_chunk = lane % row_chunks, store_row = lane / row_chunks;
-  const int store_x     = static_cast<int>(x0) + store_chunk * V;  // 2-D, 3-D
+  const int store_x     = x0 + store_chunk * V;  // 2-D, 3-D
   const bool store_whole =
       D > 1 && p.out_aligned && store_x >= rim[2] && store_x + V <= p.extent[2] - rim[2];
   T* const out_lane = static_cast<T*>(p.out) + store_x;
+  const int staged_lane = store_row * p.stage_pitch + store_chunk * V;  // in the staging rows
 
   int plane_slot = 0;  // 3-D: ring slot of step k's first plane (k mod ring)
-  for (long k = 0; k < count; ++k) {
+  for (int k = 0; k < count; ++k) {
     __syncwarp();  // every lane is done with the slots the request below overwrites
     if (k + p.ahead < count) {
       request(k + p.ahead);
@@ -283,24 +337,24 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     }
     __syncwarp();  // the other lanes' copies are visible
 
-    // Per k chunk: A' and the lane's run from shared memory, then per row set and group
-    // of 8 tiles one ldmatrix.x4 (row tile_row of the run) and one mma.sp: 8 independent
-    // MMAs share each A' load and run address.
+    // Per k chunk: A' and the lane's run offset from shared memory, then per row set and
+    // group of 8 tiles one ldmatrix.x4 (row tile_row of the run) and one mma.sp: 8
+    // independent MMAs share each A' load and run address.
     float acc[row_sets][strip_groups][4] = {};
-    const unsigned step_row = D == 3 ? tile_row : step_rows * static_cast<unsigned>(k) + tile_row;
-    // Shared addresses of the lane's ldmatrix row of chunk kc's run, per row set.
-    auto addresses_of = [&](int kc, unsigned (&address)[row_sets]) {
-      const unsigned word = ld_shared_u32(r_base + 16 * kc);
+    // The shared address of the lane's ldmatrix row in the step's window, per row set: a
+    // run's offset is added and, past the ring's end, wrapped once (the offsets reach
+    // less than a ring further).
+    unsigned window[row_sets];
+#pragma unroll
+    for (int q = 0; q < row_sets; ++q) {
+      window[q] = D == 3 ? ring_address + plane_slot * plane_bytes + (tile_row + 8 * q) * pitch_bytes
+                         : ring_address + ((step_rows * k + tile_row + 8 * q) & (p.ring - 1)) * pitch_bytes;
+    }
+    auto addresses_of = [&](std::uint32_t offset, unsigned (&address)[row_sets]) {
 #pragma unroll
       for (int q = 0; q < row_sets; ++q) {
-        const unsigned row = step_row + 8 * q + ((word >> 16) & 0xFFu);
-        if constexpr (D == 3) {
-          int slot = plane_slot + static_cast<int>((word >> 24) & 0x7Fu);
-          if (slot >= p.ring) slot -= p.ring;
-          address[q] = ring_address + slot * plane_bytes + row * pitch_bytes + (word & 0xFFFFu);
-        } else {
-          address[q] = ring_address + (row & (p.ring - 1)) * pitch_bytes + (word & 0xFFFFu);
-        }
+        const unsigned at = window[q] + offset;
+        address[q]        = at >= ring_end ? at - ring_bytes : at;
       }
     };
     auto load_b = [&](std::uint32_t (&b)[4], unsigned address) {
@@ -314,11 +368,11 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       const uint4 av = ld_shared_v4(a_base + 512 * kc);
       a[0] = av.x, a[1] = av.y, a[2] = av.z, a[3] = av.w;
     };
-    auto chunk = [&](int kc, std::uint32_t e, auto selector) {
+    auto chunk = [&](int kc, std::uint32_t offset, std::uint32_t e, auto selector) {
       std::uint32_t a[4];
       a_of(kc, a);
       unsigned address[row_sets];
-      addresses_of(kc, address);
+      addresses_of(offset, address);
 #pragma unroll
       for (int g = 0; g < strip_groups; ++g) {
 #pragma unroll
@@ -330,32 +384,96 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       }
     };
     int kc = 0;
+    if (p.paired) {
+      // Every pair of chunks reads one set of runs (rows split by parity): a software
+      // pipeline, the next group's B' fragments (across a pair's end, the next pair's
+      // first) and the next pair's A', metadata and run offset loaded while the current
+      // group's MMAs run, so shared-memory latency stays off the tensor pipe's path.
+      const int pairs = p.k_chunks / 2;
+      std::uint32_t e = ld_shared_u32(e_base), a0[4], a1[4], b[row_sets][4];
+      a_of(0, a0);
+      a_of(1, a1);
+      unsigned address[row_sets];
+      addresses_of(ld_shared_u32(r_base), address);
+#pragma unroll
+      for (int q = 0; q < row_sets; ++q) load_b(b[q], address[q]);
+      // One pair's MMAs, group by group, with the loads of what follows (next: the next
+      // pair's run offset, or none for the last pair) interleaved.
+      auto pair_mmas = [&](int pair, auto last) {
+        std::uint32_t next_e = 0, next_r = 0, next_a0[4], next_a1[4];
+        if constexpr (!decltype(last)::value) {
+          next_e = ld_shared_u32(e_base + 128 * (pair + 1));
+          next_r = ld_shared_u32(r_base + 32 * (pair + 1));
+        }
+#pragma unroll
+        for (int g = 0; g < strip_groups; ++g) {
+          std::uint32_t next_b[row_sets][4];
+          if (g + 1 < strip_groups) {
+#pragma unroll
+            for (int q = 0; q < row_sets; ++q) load_b(next_b[q], address[q] + (g + 1) * 16 * bytes);
+          } else if constexpr (!decltype(last)::value) {
+            addresses_of(next_r, address);
+#pragma unroll
+            for (int q = 0; q < row_sets; ++q) load_b(next_b[q], address[q]);
+          }
+          if constexpr (!decltype(last)::value) {
+            if (g + 2 == strip_groups) {
+              a_of(2 * pair + 2, next_a0);
+              a_of(2 * pair + 3, next_a1);
+            }
+          }
+#pragma unroll
+          for (int q = 0; q < row_sets; ++q) {
+            mma_sp<P, 0>(acc[q][g], a0, b[q], e);
+            mma_sp<P, 1>(acc[q][g], a1, b[q], e);
+          }
+          if (g + 1 < strip_groups || !decltype(last)::value) {
+#pragma unroll
+            for (int q = 0; q < row_sets; ++q) {
+#pragma unroll
+              for (int v = 0; v < 4; ++v) b[q][v] = next_b[q][v];
+            }
+          }
+        }
+        if constexpr (!decltype(last)::value) {
+          e = next_e;
+#pragma unroll
+          for (int v = 0; v < 4; ++v) a0[v] = next_a0[v], a1[v] = next_a1[v];
+        }
+      };
+      for (int pair = 0; pair + 1 < pairs; ++pair) pair_mmas(pair, std::false_type{});
+      pair_mmas(pairs - 1, std::true_type{});
+      kc = p.k_chunks;
+    }
     for (; kc + 1 < p.k_chunks; kc += 2) {
-      const std::uint32_t e = ld_shared_u32(e_base + 128 * (kc / 2));
-      if (ld_shared_u32(r_base + 16 * (kc + 1)) >> 31) {
+      const std::uint32_t e  = ld_shared_u32(e_base + 128 * (kc / 2));
+      const std::uint32_t r0 = ld_shared_u32(r_base + 16 * kc), r1 = ld_shared_u32(r_base + 16 * (kc + 1));
+      if (r1 >> 31) {
         // Chunk kc + 1 reads chunk kc's runs (a split row's two parts): B' once for both.
         std::uint32_t a0[4], a1[4];
         a_of(kc, a0);
         a_of(kc + 1, a1);
         unsigned address[row_sets];
-        addresses_of(kc, address);
+        addresses_of(r0, address);
 #pragma unroll
         for (int g = 0; g < strip_groups; ++g) {
-          std::uint32_t b[row_sets][4];
 #pragma unroll
           for (int q = 0; q < row_sets; ++q) {
-            load_b(b[q], address[q] + g * 16 * bytes);
-            mma_sp<P, 0>(acc[q][g], a0, b[q], e);
+            std::uint32_t b[4];
+            load_b(b, address[q] + g * 16 * bytes);
+            mma_sp<P, 0>(acc[q][g], a0, b, e);
+            mma_sp<P, 1>(acc[q][g], a1, b, e);
           }
-#pragma unroll
-          for (int q = 0; q < row_sets; ++q) mma_sp<P, 1>(acc[q][g], a1, b[q], e);
         }
         continue;
       }
-      chunk(kc, e, std::integral_constant<int, 0>{});
-      chunk(kc + 1, e, std::integral_constant<int, 1>{});
+      chunk(kc, r0, e, std::integral_constant<int, 0>{});
+      chunk(kc + 1, r1, e, std::integral_constant<int, 1>{});
     }
-    if (kc < p.k_chunks) chunk(kc, ld_shared_u32(e_base + 128 * (kc / 2)), std::integral_constant<int, 0>{});
+    if (kc < p.k_chunks) {
+      chunk(kc, ld_shared_u32(r_base + 16 * kc), ld_shared_u32(e_base + 128 * (kc / 2)),
+            std::integral_constant<int, 0>{});
+    }
 
     // Stage: c0, c1 are output g of tiles (rows) 2t, 2t+1; c2, c3 output g + 8.
 #if __CUDA_ARCH__ >= 900
@@ -395,24 +513,29 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     // stores the same columns of every row (2-D, 3-D: checked once, store_whole).
     const long g0 = D == 3 ? first + k : 0;
     const bool plane_whole = store_whole && (D < 3 || (g0 >= rim[0] && g0 < p.extent[0] - rim[0]));
-    T* const out_plane     = out_lane + g0 * p.out_stride[0];
+    // Grid row of the lane's first run (2-D, 3-D), and its output.
+    const int row0 = D == 3 ? y0 + store_row : step_rows * (static_cast<int>(first) + k) + store_row;
+    T* out_row     = out_lane + g0 * p.out_stride[0] + static_cast<long>(row0) * p.out_stride[1];
 #pragma unroll
     for (int m = 0; m < step_rows / store_rows; ++m) {
       const int r     = store_row + store_rows * m;
-      const T* staged = stage + r * p.stage_pitch + store_chunk * V;
-      // Grid coordinates of the run: (g0, g1, x).
-      const long g1 = D == 3 ? y0 + r : D == 2 ? step_rows * (first + k) + r : 0;
+      const int staged = staged_lane + store_rows * m * p.stage_pitch;
       if constexpr (D > 1) {
-        if (plane_whole && g1 >= rim[1] && g1 < p.extent[1] - rim[1]) {
-          *reinterpret_cast<uint4*>(out_plane + g1 * p.out_stride[1]) = *reinterpret_cast<const uint4*>(staged);
+        const int g1 = row0 + store_rows * m;
+        if (plane_whole && g1 >= rim[1] && g1 < n_y - rim[1]) {
+          *reinterpret_cast<uint4*>(out_row) = ld_shared_v4(stage_address + bytes * staged);
+          out_row += store_rows * p.out_stride[1];
           continue;
         }
-      }
-      const long x = D == 1 ? (step_rows * (first + k) + r) * strip_width + store_chunk * V : store_x;
-      if (D == 1 && p.out_aligned && x >= rim[2] && x + V <= p.extent[2] - rim[2]) {
-        *reinterpret_cast<uint4*>(static_cast<T*>(p.out) + x) = *reinterpret_cast<const uint4*>(staged);
+        out_row += store_rows * p.out_stride[1];
+        store_run<P>(p, stage + staged, g0, g1, store_x, V);
       } else {
-        store_run<P>(p, staged, g0, g1, x, V);
+        const long x = (static_cast<long>(step_rows) * (first + k) + r) * strip_width + store_chunk * V;
+        if (p.out_aligned && x >= rim[2] && x + V <= p.extent[2] - rim[2]) {
+          *reinterpret_cast<uint4*>(static_cast<T*>(p.out) + x) = ld_shared_v4(stage_address + bytes * staged);
+        } else {
+          store_run<P>(p, stage + staged, 0, 0, x, V);
+        }
       }
     }
     if (D == 3) plane_slot = plane_slot + 1 == p.ring ? 0 : plane_slot + 1;

@@ -180,6 +180,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   }
   if (step_rows * p.steps + 64 > INT32_MAX) fail("SparseExecutor", "too many rows along axis 0");
   if (D > 1 && extent[2] + 2 * impl::strip_width > INT32_MAX) fail("SparseExecutor", "rows too long along the last axis");
+  if (D == 3 && extent[1] + 2 * step_rows > INT32_MAX) fail("SparseExecutor", "too many rows along axis 1");
 
   // Per run: byte offset in an image row, image row and plane from the tile origin's.
   std::vector<std::uint32_t> words;
@@ -199,6 +200,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
       for (std::size_t i = 4 * c; i < 4 * c + 4; ++i) words[i] |= 1u << 31;
     }
   }
+  p.paired = l.paired;
   p.a_values   = s.keep(upload(plan.a.values));
   p.a_metadata = s.keep(upload(plan.a.metadata));
   p.run_words  = s.keep(upload(words));
