@@ -91,6 +91,12 @@ __device__ __forceinline__ uint4 ld_shared_v4(unsigned address) {
   asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(address));
   return v;
 }
+/// A 16-byte global store (the compiler splits a uint4 store through a pointer it cannot
+/// prove aligned into four).
+__device__ __forceinline__ void st_global_v4(void* address, uint4 v) {
+  asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(address), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
 __device__ __forceinline__ unsigned ld_shared_u32(unsigned address) {
   unsigned v;
   asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(address));
@@ -249,7 +255,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   };
   // Every copying lane's chunk lies inside (or wraps whole): 2-D rows that lie inside the
   // grid then take a plain loop (a pointer advanced per row, no checks). (The same loop
-  // for 3-D planes measured slower on the H100, Heat-3D 452 -> 416 GStencil/s: not taken.)
+  // for 3-D planes measured slower on the H100, Heat-3D 467 -> 450 and Box-3D27P 328 -> 310
+  // GStencil/s: not taken.)
   const bool warp_whole = __all_sync(0xFFFFFFFFu, lane_whole || lane_row >= rows_per_pass);
   // Grid row y of `plane` (nullptr: outside the grid): wrapped (periodic) or nullptr
   // outside; a compare where it lies inside.
@@ -286,8 +293,14 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         if (D == 2 && warp_whole && row_origin + a0 >= 0 && row_origin + a1 <= n_y) {
           const T* from        = in + static_cast<long>(row_origin + a0 + lane_row) * p.in_stride[1] + lane_source;
           const long from_step = rows_per_pass * p.in_stride[1];
-          for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) {
-            copy_whole(ring_address + (a & (p.ring - 1)) * pitch_bytes, from);
+          auto copy_row = [&](int a) { copy_whole(ring_address + (a & (p.ring - 1)) * pitch_bytes, from); };
+          if constexpr (P == Operand::tf32) {  // (unrolled, its registers spill)
+            for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) copy_row(a);
+          } else {
+            // Two rows an iteration: a copy's source registers are not rewritten while the
+            // copy still reads them (a long-scoreboard wait per row otherwise).
+#pragma unroll 2
+            for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) copy_row(a);
           }
           cp_async_commit();
           return;
@@ -523,7 +536,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       if constexpr (D > 1) {
         const int g1 = row0 + store_rows * m;
         if (plane_whole && g1 >= rim[1] && g1 < n_y - rim[1]) {
-          *reinterpret_cast<uint4*>(out_row) = ld_shared_v4(stage_address + bytes * staged);
+          st_global_v4(out_row, ld_shared_v4(stage_address + bytes * staged));
           out_row += store_rows * p.out_stride[1];
           continue;
         }
