@@ -70,6 +70,9 @@ struct RowRunLayout {
   int plane_values = 0;  ///< 3-D: one plane of the ring (rows + 2 row_halo rows)
   int ahead       = 1;   ///< steps whose image is in flight while one computes
   int stage_pitch = 0;   ///< values between rows of a warp's staged outputs
+  /// 3-D: a step's outputs are staged in the ring plane it has just finished with (the
+  /// step's first plane, rewritten only by the next step's request), not beside the ring.
+  bool stage_in_ring = false;
   int warp_values = 0;   ///< shared values one warp owns: ring and staging
   int warps       = 8;   ///< warps per thread block
   /// Every odd k chunk reads the runs of the chunk before it (rows split by parity, an even

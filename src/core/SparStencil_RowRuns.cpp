@@ -287,9 +287,10 @@ RowRunLayout row_run_layout(const Plan& p) {
     while (rows < l.rows * (ahead + 1) + 2 * l.row_halo) rows *= 2;
     return rows;
   };
-  l.plane_values = (l.rows + 2 * l.row_halo) * l.pitch;
+  l.plane_values  = (l.rows + 2 * l.row_halo) * l.pitch;
+  l.stage_in_ring = D == 3 && l.plane_values >= l.rows * l.stage_pitch;
   auto warp_values = [&](int ring) {
-    return (D == 3 ? ring * l.plane_values : ring * l.pitch) + l.rows * l.stage_pitch;
+    return (D == 3 ? ring * l.plane_values : ring * l.pitch) + (l.stage_in_ring ? 0 : l.rows * l.stage_pitch);
   };
   l.ahead = ring_for(2) == ring_for(1) || warp_values(ring_for(2)) * bytes <= 14 * 1024 ? 2 : 1;
   l.ring  = ring_for(l.ahead);

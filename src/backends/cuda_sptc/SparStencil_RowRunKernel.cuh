@@ -62,6 +62,7 @@ struct RowRunParams {
   /// Every odd chunk reads the runs of the chunk before it (an even number of chunks, all
   /// rows split by parity): the kernel's pipelined loop over pairs.
   bool paired = false;
+  bool stage_in_ring = false;  ///< 3-D: RowRunLayout::stage_in_ring
   /// Input pointer and row strides whole copy units, 16 bytes (4 with interleaved rows),
   /// the fastest axis contiguous (set per launch).
   bool in_aligned = false;
@@ -202,7 +203,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const int y0 = D == 3 ? static_cast<int>(strip / p.strips_x) * step_rows : 0;
   const int x0 = D == 1 ? 0 : static_cast<int>(strip % p.strips_x) * strip_width;
   T* const ring  = warp_buffers + warp * p.warp_values;
-  T* const stage = ring + (D == 3 ? p.ring * p.plane_values : p.ring * p.pitch);
+  // Staged outputs beside the ring, or (3-D, stage_in_ring) in the step's first plane.
+  T* const stage_beside = ring + (D == 3 ? p.ring * p.plane_values : p.ring * p.pitch);
   // Lanes split an image row's chunks, rows_per_pass rows a pass (chunks <= 32).
   const int rows_per_pass = 32 / p.chunks;
   const int lane_row = lane / p.chunks, lane_chunk = lane % p.chunks;
@@ -316,7 +318,6 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   };
   for (int k = 0; k < p.ahead; ++k) request(k);
 
-  const unsigned stage_address = static_cast<unsigned>(__cvta_generic_to_shared(stage));
   const unsigned ring_bytes    = D == 3 ? p.ring * plane_bytes : p.ring * pitch_bytes;
   const unsigned ring_end      = ring_address + ring_bytes;
   const unsigned a_base = static_cast<unsigned>(__cvta_generic_to_shared(a_shared)) + 16 * lane;
@@ -488,7 +489,12 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
             std::integral_constant<int, 0>{});
     }
 
-    // Stage: c0, c1 are output g of tiles (rows) 2t, 2t+1; c2, c3 output g + 8.
+    // Stage: c0, c1 are output g of tiles (rows) 2t, 2t+1; c2, c3 output g + 8. (In 3-D
+    // the step's first plane is free from here on: the next request rewrites it, after
+    // the stores below.)
+    T* const stage = D == 3 && p.stage_in_ring ? ring + plane_slot * p.plane_values : stage_beside;
+    const unsigned stage_address = static_cast<unsigned>(__cvta_generic_to_shared(stage));
+    if (D == 3 && p.stage_in_ring) __syncwarp();  // every lane's reads of the plane are done
 #if __CUDA_ARCH__ >= 900
     constexpr bool by_stmatrix = P != Operand::tf32;  // 16-bit values
 #else

@@ -158,6 +158,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   p.plane_values = l.plane_values;
   p.ahead        = l.ahead;
   p.stage_pitch  = l.stage_pitch;
+  p.stage_in_ring = l.stage_in_ring;
   p.warp_values  = l.warp_values;
   p.warps        = l.warps;
   p.k_chunks     = plan.a.k_chunks;
