@@ -19,8 +19,9 @@
 ///      (one ldmatrix.x4 for two mma.sp where a split row's two parts read the same runs;
 ///      where every pair of chunks does (RowRunLayout::paired), a software pipeline loads
 ///      the next group's B' and the next pair's A' while the current group computes);
-///   3. results are staged in shared memory (stmatrix for 16-bit values on sm_90) and
-///      stored as 16-byte runs under the boundary contract.
+///   3. results are staged in shared memory (stmatrix for 16-bit values on sm_90; in 3-D
+///      in the ring plane the step has just finished with) and stored as 16-byte runs
+///      under the boundary contract.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
