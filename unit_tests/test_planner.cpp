@@ -291,8 +291,8 @@ TEST(Planner, RowRunsReadWhatTheGatherTableSays) {
 TEST(Planner, InterleavedRowsHalveTheChunksOfWideRows) {
   // Rows of 3-7 taps break 2:4 on consecutive values: split by parity they cost two
   // chunks, held interleaved one (16-bit values; tf32 keeps its rows as they are). The
-  // planner takes interleaved rows in 3-D only, where the rows as they are need more than
-  // 24 chunks (where they measured faster: fused plans).
+  // cost model picks between the two forms: rows as they are for single steps, interleaved
+  // rows for fused 3-D plans (where they measured faster).
   struct Case {
     const char* stencil;
     std::vector<long> grid;

@@ -189,9 +189,9 @@ Prediction predict_sparse(const Plan& p) {
   // variant holding 32 chunks of A' in registers, whose residency halves); the row-run
   // form streams each warp's strip (per group ~80 + 5.5 per k chunk with 16-row steps,
   // 3.8 where chunks pair up on the same runs and the kernel pipelines them (tenth-session
-  // fit: Box-2D49P, Box-3D27P, 15 x 15 box, fused 2-D); 235 + 11 for tf32, whose 8-row steps share
-  // less and whose B fragments are rounded in registers), slower where fewer than 8 warps
-  // share a block (large A', fused plans);
+  // fit: Box-2D49P, Box-3D27P, 15 x 15 box, fused 2-D); 235 + 11 for tf32, whose 8-row
+  // steps share less and whose B fragments are rounded in registers), slower where fewer
+  // than 8 warps share a block (large A', fused plans);
   // interleaved image rows copy 4 bytes at a time: ~95 more per group in 3-D (18 image
   // rows a step), ~30 in 1-D and 2-D (seventh-session fit).
   // (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
@@ -402,7 +402,19 @@ void finish_geometry(Plan& p, bool cap_image) {
   }
 }
 
+bool better(const Plan& a, const Plan& b);
+
 Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing rule_requested) {
+  // 16-output row tiles of 16-bit values have two row-run forms, image rows as they are and
+  // interleaved; the cost model picks. (Measured on the H100, perf_tests/RESULTS.md tenth
+  // session: the pipelined pairs of rows as they are win single steps, Box-3D27P 350
+  // against 270; interleaved rows win fused plans whose large A' leaves a block few
+  // warps, Box-3D27P t = 3 175 against 105; the model orders every measured case so.)
+  if (rule_requested == Pairing::best && impl::is_row_run_tile(tile) && base.precision != Precision::tf32) {
+    Plan as_they_are = full_sparse_plan(base, tile, Pairing::parity_split);
+    Plan interleaved = full_sparse_plan(base, tile, Pairing::interleaved);
+    return interleaved.interleave != 0 && better(interleaved, as_they_are) ? interleaved : as_they_are;
+  }
   Plan p      = sparse_skeleton(base, tile);
   const long k_bound = k_lower_bound(p);
   std::visit([&](const auto& s) {

@@ -82,6 +82,9 @@ struct RowRunLayout {
 };
 /// Throws std::logic_error for a plan without runs.
 RowRunLayout row_run_layout(const Plan& plan);
+/// Whether k chunk `chunk` (odd) of a row-run plan reads the same runs as the chunk
+/// before it (a row split by parity): the kernel loads its B' once for both.
+bool reads_previous_runs(const Plan& plan, std::size_t chunk);
 
 namespace impl {
 /// Row-run plans (SparStencil_RowRuns.cpp), used by the planner: whether a tile is a

@@ -179,15 +179,9 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a, Pairing rule) {
   const bool tf32 = p.precision == Precision::tf32;
   Layout best     = builder.natural(tf32 ? 2 : 4);  // 1:2 or 2:4
   // Interleaved rows (16-bit values; even origins keep the pairs 4-byte aligned in the
-  // grid): the fewest chunks. The planner takes them in 3-D where they need at most 60% of
-  // the chunks and the rows as they are would need more than 24 (fused plans, whose large
-  // A' leaves few warps a block): measured on the H100 (perf_tests/RESULTS.md, tenth
-  // session) they win there (Box-3D27P t = 3: 49 chunks for 98, 175 against 95
-  // GStencil/s) and lose where the kernel's pipelined pairs run the rows as they are
-  // (Box-3D27P t = 1: 7 for 18, 264 against 316; Heat-3D 3 for 4) and in 1-D and 2-D,
-  // where four 4-byte copies a chunk cost more than the halved MMAs save.
-  // (Built only where it could be taken: planning runs per request.)
-  const bool wanted = !tf32 && (rule == Pairing::interleaved || (rule == Pairing::best && D == 3));
+  // grid), asked for by Pairing::interleaved: the fewest chunks. (Under Pairing::best the
+  // planner plans both forms and its cost model picks one: full_sparse_plan.)
+  const bool wanted = !tf32 && rule == Pairing::interleaved;
   Layout interleaved;
   for (int interleave : {4, 8}) {
     for (int origin = -2 * interleave; origin < 0 && wanted; origin += 2) {
@@ -195,9 +189,7 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a, Pairing rule) {
       if (!l.runs.empty() && (interleaved.runs.empty() || l.chunks() < interleaved.chunks())) interleaved = std::move(l);
     }
   }
-  const bool take = !interleaved.runs.empty() &&
-                    (rule == Pairing::interleaved || (5 * interleaved.chunks() <= 3 * best.chunks() && best.chunks() > 24));
-  if (take) best = std::move(interleaved);
+  if (!interleaved.runs.empty()) best = std::move(interleaved);
   p.runs              = std::move(best.runs);
   p.interleave        = best.interleave;
   p.interleave_origin = best.origin;
@@ -255,6 +247,14 @@ void size_row_run_blocks(Plan& p) {
 
 }  // namespace impl
 
+bool reads_previous_runs(const Plan& p, std::size_t chunk) {
+  if (chunk % 2 == 0 || 4 * chunk + 4 > p.runs.size()) return false;
+  for (std::size_t r = 4 * chunk; r < 4 * chunk + 4; ++r) {
+    if (p.runs[r].offset != p.runs[r - 4].offset) return false;
+  }
+  return true;
+}
+
 RowRunLayout row_run_layout(const Plan& p) {
   if (p.runs.empty()) throw std::logic_error("row_run_layout: the plan has no runs");
   const int D     = p.dims();
@@ -296,10 +296,8 @@ RowRunLayout row_run_layout(const Plan& p) {
   l.ring  = ring_for(l.ahead);
   l.warp_values = warp_values(l.ring);
   const std::size_t chunks = p.a.k_chunks;
-  l.paired = chunks % 2 == 0 && p.runs.size() == 4 * chunks;
-  for (std::size_t c = 1; l.paired && c < chunks; c += 2) {
-    for (std::size_t r = 0; r < 4; ++r) l.paired = l.paired && p.runs[4 * c + r].offset == p.runs[4 * (c - 1) + r].offset;
-  }
+  l.paired = chunks % 2 == 0;
+  for (std::size_t c = 1; l.paired && c < chunks; c += 2) l.paired = reads_previous_runs(p, c);
   const std::size_t common = chunks * 512 + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
   // Up to 8 warps a block, fewer where a block would pass 112 KiB (two blocks an SM).
   for (l.warps = 8; l.warps > 1; --l.warps) {

@@ -189,7 +189,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   // (the shared-runs mark) kept: the offsets stay far below 2^31.
   for (int i = threadIdx.x; i < p.runs; i += blockDim.x) {
     const std::uint32_t w = __ldg(p.run_words + i);
-    r_shared[i] = (w & 0x8000FFFFu) + ((w >> 16) & 0xFFu) * pitch_bytes + (D == 3 ? ((w >> 24) & 0x7Fu) * plane_bytes : 0u);
+    const unsigned plane = D == 3 ? (w >> 24) & 0x7Fu : 0u;
+    r_shared[i]          = (w & 0x8000FFFFu) + ((w >> 16) & 0xFFu) * pitch_bytes + plane * plane_bytes;
   }
   __syncthreads();  // the only block barrier: warps stream on their own from here
 
@@ -284,7 +285,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         const int rows = step_rows + 2 * p.row_halo;
         for (int u = k == 0 ? 0 : 2 * p.plane_halo + k; u <= 2 * p.plane_halo + k; ++u) {
           const int z     = static_cast<int>(first) - p.plane_halo + u;
-          const long zw   = (z >= 0 && z < p.extent[0]) ? z : wrap_coordinate(p.boundary, z, p.extent[0]);
+          const long zw   = wrap_coordinate(p.boundary, z, p.extent[0]);
           const T* source = zw < 0 ? nullptr : in + zw * p.in_stride[0];
           const int plane = (u % p.ring) * p.plane_values;
           for (int r = lane_row; r < rows; r += rows_per_pass) {
@@ -296,14 +297,12 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         if (D == 2 && warp_whole && row_origin + a0 >= 0 && row_origin + a1 <= n_y) {
           const T* from        = in + static_cast<long>(row_origin + a0 + lane_row) * p.in_stride[1] + lane_source;
           const long from_step = rows_per_pass * p.in_stride[1];
-          auto copy_row = [&](int a) { copy_whole(ring_address + (a & (p.ring - 1)) * pitch_bytes, from); };
-          if constexpr (P == Operand::tf32) {  // (unrolled, its registers spill)
-            for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) copy_row(a);
-          } else {
-            // Two rows an iteration: a copy's source registers are not rewritten while the
-            // copy still reads them (a long-scoreboard wait per row otherwise).
-#pragma unroll 2
-            for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) copy_row(a);
+          // Two rows an iteration: a copy's source registers are not rewritten while the
+          // copy still reads them (a long-scoreboard wait per row otherwise); one for tf32,
+          // whose registers spill unrolled.
+#pragma unroll(P == Operand::tf32 ? 1 : 2)
+          for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) {
+            copy_whole(ring_address + (a & (p.ring - 1)) * pitch_bytes, from);
           }
           cp_async_commit();
           return;
@@ -552,7 +551,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       } else {
         const long x = (static_cast<long>(step_rows) * (first + k) + r) * strip_width + store_chunk * V;
         if (p.out_aligned && x >= rim[2] && x + V <= p.extent[2] - rim[2]) {
-          *reinterpret_cast<uint4*>(static_cast<T*>(p.out) + x) = ld_shared_v4(stage_address + bytes * staged);
+          st_global_v4(static_cast<T*>(p.out) + x, ld_shared_v4(stage_address + bytes * staged));
         } else {
           store_run<P>(p, stage + staged, 0, 0, x, V);
         }

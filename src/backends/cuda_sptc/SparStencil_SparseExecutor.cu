@@ -197,7 +197,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (l.row_halo > 255 || l.plane_halo > 127) fail("SparseExecutor", "the stencil's radius is too large");
   // Odd chunks reading the same runs as the chunk before share its B' (bit 31).
   for (std::size_t c = 1; 4 * c + 3 < words.size(); c += 2) {
-    if (std::equal(words.begin() + 4 * c, words.begin() + 4 * c + 4, words.begin() + 4 * (c - 1))) {
+    if (reads_previous_runs(plan, c)) {
       for (std::size_t i = 4 * c; i < 4 * c + 4; ++i) words[i] |= 1u << 31;
     }
   }
