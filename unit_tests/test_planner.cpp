@@ -312,7 +312,7 @@ TEST(Planner, InterleavedRowsHalveTheChunksOfWideRows) {
     const Plan best  = make_sparse_plan(r, tile);
     EXPECT_EQ(best.a.k_chunks, c.natural) << c.stencil;
     EXPECT_EQ(best.interleave, 0) << c.stencil;
-    EXPECT_EQ(row_run_layout(best).paired, c.natural % 2 == 0) << c.stencil;  // every row split by parity
+    EXPECT_EQ(row_run_layout(best).sets, c.natural / 2) << c.stencil;  // every row split by parity
     if (three) {  // fused three steps (radius 3): 98 chunks as they are, 49 interleaved
       PlanRequest fused = r;
       fused.steps       = 3;

@@ -116,7 +116,7 @@ struct Plan {
   std::vector<Run> runs;
   /// Row-run plans: 0, image rows as they are; else D (4 or 8): image rows held with their
   /// 4-byte pairs interleaved D values apart, in blocks of 2 D values starting
-  /// `interleave_origin` (even, in [-2 D, 0)) from each tile origin, and runs are 16-byte
+  /// `interleave_origin` (a multiple of 8, in [-2 D, 0)) from each tile origin, and runs are 16-byte
   /// units of that layout (SparStencil_RowRuns.cpp).
   int interleave        = 0;
   int interleave_origin = 0;
