@@ -187,22 +187,23 @@ Prediction predict_sparse(const Plan& p) {
   // Issue slots per group of 8 tiles, fitted to H100 runs (RESULTS.md): the gather form
   // loads B value by value through its table (~260 + 35 per MMA; twice that for the
   // variant holding 32 chunks of A' in registers, whose residency halves); the row-run
-  // form streams each warp's strip (a group is one output row of it: ~80 + 3.8 per k chunk
-  // + 5 per B' fragment loaded (RowRunLayout::b_loads over its rows); 235 + 11 per chunk
-  // for tf32, whose B fragments are rounded in registers), slower where fewer than 8 warps
-  // share a block (large A', fused plans); interleaved image rows are interleaved in
-  // shared memory after their copies: ~10 more.
+  // form streams each warp's strip (per group ~80 + 5.5 per k chunk with 16-row steps,
+  // 3.8 where chunks pair up on the same runs and the kernel pipelines them (tenth-session
+  // fit: Box-2D49P, Box-3D27P, 15 x 15 box, fused 2-D); 235 + 11 for tf32, whose 8-row
+  // steps share less and whose B fragments are rounded in registers), slower where fewer
+  // than 8 warps share a block (large A', fused plans);
+  // interleaved image rows are copied as they are and interleaved in shared memory once
+  // they arrive: ~15 more per group (eleventh-session fit: Box-3D27P, Box-2D49P).
   // (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
   const double groups = static_cast<double>(ceil_div(tiles, 8));
   double per_group = 0;
   if (run_form) {
     const RowRunLayout layout = p.runs.empty() ? RowRunLayout{} : row_run_layout(p);
     const bool tf32           = p.precision == Precision::tf32;
-    const double interleaving = p.interleave == 0 ? 0.0 : 10.0;
-    const double base = (tf32 ? 235.0 : 80.0) + interleaving, per_chunk = tf32 ? 11.0 : 3.8;
-    const double loads = p.runs.empty() ? 0.0 : static_cast<double>(layout.b_loads) / layout.rows;
-    const int warps    = layout.warps;
-    per_group = (base + per_chunk * p.mmas_per_tile_group + 5.0 * loads) * std::pow(8.0 / warps, 0.75);
+    const double copies       = p.interleave == 0 ? 0.0 : 15.0;
+    const double base = (tf32 ? 235.0 : 80.0) + copies, per_chunk = tf32 ? 11.0 : layout.paired ? 3.8 : 5.5;
+    const int warps   = layout.warps;
+    per_group = (base + per_chunk * p.mmas_per_tile_group) * std::pow(8.0 / warps, 0.75);
   } else {
     per_group = 260.0 * ((p.rows + 15) / 16) + 35.0 * p.mmas_per_tile_group;  // fill, store per 16 rows
     if (p.dims() == 3) per_group *= 3.0;  // 3-D: small blocks reloading their halos (Box-3D27P, Heat-3D)

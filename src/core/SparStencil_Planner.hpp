@@ -53,50 +53,38 @@ inline constexpr std::size_t max_row_run_shared_bytes = 163 * 1024;
 bool fits_sparse_kernel(const Plan& plan);
 
 /// The CUDA row-run kernel's layout for a row-run plan (the planner sizes plans by it,
-/// the executor launches by it). Every warp owns a strip `width` outputs wide (the 8
-/// tiles of an MMA side by side) and streams along axis 0 on its own, one step at a time:
-/// `rows` rows in 1-D and 2-D (the 1-D line folded into rows of `width`), one z plane of
-/// `rows` rows in 3-D. Its image arrives in a ring of shared memory `ahead` steps early,
-/// so every input row is read once per strip.
+/// the executor launches by it). Every warp owns a strip `width` outputs wide and streams
+/// along axis 0 on its own, one step at a time: `rows` rows in 1-D and 2-D (the 1-D line
+/// folded into rows of `width`), one z plane of `rows` rows in 3-D. Its image arrives in a
+/// ring of shared memory `ahead` steps early, so every input row is read once per strip.
 struct RowRunLayout {
-  int vector      = 8;    ///< values per run (16 bytes)
-  int width       = 128;  ///< outputs of a warp strip along the fastest axis (8 tiles)
-  int rows        = 8;    ///< output rows of a warp step
-  int row_halo    = 0;    ///< image rows above and below the output rows (radius along axis D-2; 0 in 1-D)
-  int plane_halo  = 0;    ///< 3-D: image planes before and after (radius along axis 0)
-  int lead        = 0;    ///< image values before the strip origin (a multiple of V; interleaved rows: a block start)
-  int row_values  = 0;    ///< image values copied per row (a multiple of V)
-  int pitch       = 0;    ///< values between image rows (whole tiles: 16 values; the kernel swizzles units)
-  /// 16-byte units before an image row's first value in its ring row (0 or 1): the grid's
-  /// 32-byte sectors then fill aligned pairs of units (cp.async writes per sector).
-  int unit_shift  = 0;
-  int ring        = 0;    ///< 1-D/2-D: image rows held (a power of two); 3-D: planes held
-  int plane_values = 0;   ///< 3-D: one plane of the ring (rows + 2 row_halo rows)
-  int ahead       = 1;    ///< steps whose image is in flight while one computes
-  int stage_pitch = 0;    ///< values between rows of a warp's staged outputs
+  int vector      = 8;   ///< values per run (16 bytes)
+  int width       = 64;  ///< outputs of a warp strip along the fastest axis
+  int rows        = 16;  ///< output rows of a warp step (16; 8 for tf32)
+  int row_halo    = 0;   ///< image rows above and below the output rows (radius along axis D-2; 0 in 1-D)
+  int plane_halo  = 0;   ///< 3-D: image planes before and after (radius along axis 0)
+  int lead        = 0;   ///< image values before the strip origin (a multiple of V; interleaved rows: a block start)
+  int row_values  = 0;   ///< image values copied per row (a multiple of V)
+  int pitch       = 0;   ///< values between image rows (pitch / V odd: ldmatrix rows hit all banks)
+  int ring        = 0;   ///< 1-D/2-D: image rows held (a power of two); 3-D: planes held
+  int plane_values = 0;  ///< 3-D: one plane of the ring (rows + 2 row_halo rows)
+  int ahead       = 1;   ///< steps whose image is in flight while one computes
+  int stage_pitch = 0;   ///< values between rows of a warp's staged outputs
   /// 3-D: a step's outputs are staged in the ring plane it has just finished with (the
   /// step's first plane, rewritten only by the next step's request), not beside the ring.
   bool stage_in_ring = false;
-  int warp_values = 0;    ///< shared values one warp owns: ring and staging
-  int warps       = 8;    ///< warps per thread block
-  int sets        = 0;    ///< run sets (run_sets)
-  int b_loads     = 0;    ///< B' fragments (ldmatrix.x4) a warp loads per step
-  std::size_t shared_bytes = 0;  ///< per thread block: the warps' buffers, A', metadata, run sets
+  int warp_values = 0;   ///< shared values one warp owns: ring and staging
+  int warps       = 8;   ///< warps per thread block
+  /// Every odd k chunk reads the runs of the chunk before it (rows split by parity, an even
+  /// number of chunks): the kernel's software-pipelined loop over pairs of chunks.
+  bool paired = false;
+  std::size_t shared_bytes = 0;  ///< per thread block: the warps' buffers, A', metadata, run table
 };
 /// Throws std::logic_error for a plan without runs.
 RowRunLayout row_run_layout(const Plan& plan);
-
-/// The row-run kernel's walk over a plan's k chunks. Consecutive chunks reading the same
-/// runs form a set (up to two: one B' fragment serves both, as both parts of a row split
-/// by parity; a third starts a set of its own). A set holds one B' fragment per output row of a step (its window); the window
-/// is loaded whole, or shifted by one row where the set's runs are the previous set's one
-/// image row further (a box's patch rows in order: one fragment loaded, not `rows`).
-struct RunSet {
-  enum class Load { whole, shift };
-  int first_chunk = 0, chunks = 1;
-  Load load = Load::whole;
-};
-std::vector<RunSet> run_sets(const Plan& plan);
+/// Whether k chunk `chunk` (odd) of a row-run plan reads the same runs as the chunk
+/// before it (a row split by parity): the kernel loads its B' once for both.
+bool reads_previous_runs(const Plan& plan, std::size_t chunk);
 
 namespace impl {
 /// Row-run plans (SparStencil_RowRuns.cpp), used by the planner: whether a tile is a

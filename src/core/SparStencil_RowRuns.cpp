@@ -82,15 +82,8 @@ class RowRunBuilder {
     };
     // Split rows first, chunk by chunk: the even part's chunk, then the odd part's over the
     // same runs (both padded to whole chunks of the row's reach), so the kernel loads that
-    // B' once for both (a run set, run_sets). Chunk pairs are ordered by their runs along
-    // the row, then by row: consecutive patch rows reading the same columns (a box) then
-    // follow each other, and the kernel shifts its window by a row between them.
+    // B' once for both (Plan::runs: a chunk whose runs equal the previous chunk's).
     std::vector<std::pair<std::vector<int>, std::vector<int>>> fitting;  // rows read as they are
-    struct SplitPair {
-      int first_run;
-      std::vector<int> row, even, odd;
-    };
-    std::vector<SplitPair> pairs;
     for (const auto& [row, dx] : taps_) {
       if (fits_groups(dx, group)) {
         fitting.emplace_back(row, dx);
@@ -101,14 +94,10 @@ class RowRunBuilder {
       for (int d : dx) (((d % 2) + 2) % 2 == 0 ? even : odd).push_back(d);
       auto [first_run, last_run] = run_range(dx);
       last_run = first_run + (last_run - first_run + 4) / 4 * 4 - 1;
-      for (int u = first_run; u <= last_run; u += 4) pairs.push_back({u, row, even, odd});
-    }
-    std::stable_sort(pairs.begin(), pairs.end(), [](const SplitPair& a, const SplitPair& b) {
-      return a.first_run != b.first_run ? a.first_run < b.first_run : a.row < b.row;
-    });
-    for (const SplitPair& pair : pairs) {
-      add_runs(pair.row, pair.even, pair.first_run, pair.first_run + 3);
-      add_runs(pair.row, pair.odd, pair.first_run, pair.first_run + 3);
+      for (int u = first_run; u <= last_run; u += 4) {
+        add_runs(row, even, u, u + 3);
+        add_runs(row, odd, u, u + 3);
+      }
     }
     for (const auto& [row, dx] : fitting) {
       const auto [first_run, last_run] = run_range(dx);
@@ -260,36 +249,12 @@ void size_row_run_blocks(Plan& p) {
 
 }  // namespace impl
 
-std::vector<RunSet> run_sets(const Plan& p) {
-  const int D = p.dims();
-  auto run_of = [&](std::size_t chunk, int r) -> const std::vector<int>& { return p.runs[4 * chunk + r].offset; };
-  // Whether chunk b's runs are chunk a's moved `rows` image rows on (axis D - 2).
-  auto moved = [&](std::size_t a, std::size_t b, int rows) {
-    for (int r = 0; r < 4; ++r) {
-      std::vector<int> next = run_of(a, r);
-      if (rows != 0) next[D - 2] += rows;
-      if (next != run_of(b, r)) return false;
-    }
-    return true;
-  };
-  std::vector<RunSet> sets;
-  const std::size_t chunks = p.runs.size() / 4;
-  for (std::size_t c = 0; c < chunks; ++c) {
-    if (!sets.empty()) {
-      RunSet& last = sets.back();
-      const auto previous = static_cast<std::size_t>(last.first_chunk);
-      if (moved(previous, c, 0) && last.chunks < 2) {
-        ++last.chunks;
-        continue;
-      }
-      if (D >= 2 && moved(previous, c, 1)) {
-        sets.push_back({static_cast<int>(c), 1, RunSet::Load::shift});
-        continue;
-      }
-    }
-    sets.push_back({static_cast<int>(c), 1, RunSet::Load::whole});
+bool reads_previous_runs(const Plan& p, std::size_t chunk) {
+  if (chunk % 2 == 0 || 4 * chunk + 4 > p.runs.size()) return false;
+  for (std::size_t r = 4 * chunk; r < 4 * chunk + 4; ++r) {
+    if (p.runs[r].offset != p.runs[r - 4].offset) return false;
   }
-  return sets;
+  return true;
 }
 
 RowRunLayout row_run_layout(const Plan& p) {
@@ -298,6 +263,7 @@ RowRunLayout row_run_layout(const Plan& p) {
   const int bytes = storage_bytes(p.precision);
   RowRunLayout l;
   l.vector        = 16 / bytes;
+  l.rows          = p.precision == Precision::tf32 ? 8 : 16;  // tf32: 4-byte rows, fewer to keep warps resident
   const int V     = l.vector;
   l.row_halo      = D == 1 ? 0 : p.radius[D - 2];
   l.plane_halo    = D == 3 ? p.radius[0] : 0;
@@ -313,8 +279,8 @@ RowRunLayout row_run_layout(const Plan& p) {
   }
   l.lead       = -first;
   l.row_values = l.lead + l.width - 16 + end;
-  l.unit_shift = (l.lead * bytes / 16) % 2;
-  l.pitch      = (l.unit_shift * V + l.row_values + 15) / 16 * 16;  // whole tiles: the kernel swizzles units within one
+  l.pitch      = l.row_values;
+  if ((l.pitch / V) % 2 == 0) l.pitch += V;
   l.stage_pitch = l.width + V;
   // Two steps in flight where the ring stays small, else one.
   auto ring_for = [&](int ahead) {
@@ -331,14 +297,10 @@ RowRunLayout row_run_layout(const Plan& p) {
   l.ahead = ring_for(2) == ring_for(1) || warp_values(ring_for(2)) * bytes <= 14 * 1024 ? 2 : 1;
   l.ring  = ring_for(l.ahead);
   l.warp_values = warp_values(l.ring);
-  const std::vector<RunSet> sets = run_sets(p);
-  l.sets = static_cast<int>(sets.size());
-  for (const RunSet& set : sets) {
-    l.b_loads += set.load == RunSet::Load::whole ? l.rows : 1;
-  }
-  // A' (512 bytes a chunk), metadata (128 bytes a chunk), per set a lane's run offset.
   const std::size_t chunks = p.a.k_chunks;
-  const std::size_t common = chunks * (512 + 128) + sets.size() * 128;
+  l.paired = chunks % 2 == 0;
+  for (std::size_t c = 1; l.paired && c < chunks; c += 2) l.paired = reads_previous_runs(p, c);
+  const std::size_t common = chunks * 512 + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
   // Up to 8 warps a block, fewer where a block would pass 112 KiB (two blocks an SM).
   for (l.warps = 8; l.warps > 1; --l.warps) {
     if (common + static_cast<std::size_t>(l.warps) * l.warp_values * bytes <= 112 * 1024) break;

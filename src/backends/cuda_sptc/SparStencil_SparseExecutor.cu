@@ -135,7 +135,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (plan.a.m_blocks != 1) fail("SparseExecutor", "row-run plans have 16-output tiles (one block of A' rows)");
   const RowRunLayout l = row_run_layout(plan);
   RowRunParams& p      = s.run_params;
-  const int step_rows = impl::step_rows;
+  const int step_rows = op == Operand::tf32 ? impl::step_rows_of<Operand::tf32> : impl::step_rows_of<Operand::f16>;
   if (l.width != impl::strip_width || l.rows != step_rows) {
     fail("SparseExecutor", "row-run steps are ", step_rows, " x ", impl::strip_width,
          " outputs, the plan's layout has ", l.rows, " x ", l.width);
@@ -158,11 +158,12 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   p.plane_values = l.plane_values;
   p.ahead        = l.ahead;
   p.stage_pitch  = l.stage_pitch;
-  p.unit_shift   = l.unit_shift;
   p.stage_in_ring = l.stage_in_ring;
   p.warp_values  = l.warp_values;
   p.warps        = l.warps;
   p.k_chunks     = plan.a.k_chunks;
+  p.runs         = static_cast<int>(plan.runs.size());
+  if (p.chunks > 32) fail("SparseExecutor", "image rows of ", l.row_values, " values are too long for a warp");
   // Interleaved rows are copied as they are, 16 bytes at a time, then interleaved block by
   // block in the ring: image rows start 16-byte aligned and hold whole blocks.
   if (plan.interleave != 0 && (l.lead % l.vector != 0 || p.chunks % (plan.interleave / 4) != 0)) {
@@ -171,10 +172,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   }
   if (p.ahead != 1 && p.ahead != 2) fail("SparseExecutor", "the kernel prefetches 1 or 2 steps, not ", p.ahead);
   if (D < 3 && (p.ring & (p.ring - 1)) != 0) fail("SparseExecutor", "the row ring must be a power of two");
-  if (plan.runs.size() != 4 * static_cast<std::size_t>(p.k_chunks)) {
-    fail("SparseExecutor", "the plan's runs (", plan.runs.size(), ") do not fill its k chunks (", p.k_chunks, ")");
-  }
-  if (p.k_chunks > 256) fail("SparseExecutor", "the plan has ", p.k_chunks, " k chunks; the kernel takes 256");
+  if (p.runs != 4 * p.k_chunks) fail("SparseExecutor", "the plan's runs (", p.runs, ") do not fill its k chunks");
   if (D == 3) {
     p.strips_x = (extent[2] + impl::strip_width - 1) / impl::strip_width;
     p.strips   = (extent[1] + step_rows - 1) / step_rows * p.strips_x;
@@ -191,45 +189,28 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (D > 1 && extent[2] + 2 * impl::strip_width > INT32_MAX) fail("SparseExecutor", "rows too long along the last axis");
   if (D == 3 && extent[1] + 2 * step_rows > INT32_MAX) fail("SparseExecutor", "too many rows along axis 1");
 
-  // Per run set: its first chunk, chunks and load (RowRunParams::set_words), and its runs:
-  // byte offset in an image row, image row and plane from the tile origin.
+  // Per run: byte offset in an image row, image row and plane from the tile origin's.
+  std::vector<std::uint32_t> words;
+  for (const Run& run : plan.runs) {
+    const int z = D == 3 ? run.offset[0] : 0, y = D >= 2 ? run.offset[D - 2] : 0;
+    const long column = static_cast<long>(l.lead + run.offset[D - 1]) * s.element_bytes;
+    if (std::abs(z) > l.plane_halo || std::abs(y) > l.row_halo || column < 0 || column > 0xFFFF) {
+      fail("SparseExecutor", "a run of the plan reads beyond the stencil's radius");
+    }
+    words.push_back(static_cast<std::uint32_t>(column) | static_cast<std::uint32_t>(y + l.row_halo) << 16 |
+                    static_cast<std::uint32_t>(z + l.plane_halo) << 24);
+  }
   if (l.row_halo > 255 || l.plane_halo > 127) fail("SparseExecutor", "the stencil's radius is too large");
-  std::vector<std::uint32_t> set_words, run_words;
-  for (const RunSet& set : run_sets(plan)) {
-    const std::uint32_t shift = set.load == RunSet::Load::shift ? 1u : 0u;
-    set_words.push_back(static_cast<std::uint32_t>(set.first_chunk) | static_cast<std::uint32_t>(set.chunks) << 8 |
-                        shift << 16);
-    for (int r = 0; r < 4; ++r) {
-      const Run& run = plan.runs[4 * static_cast<std::size_t>(set.first_chunk) + r];
-      const int z = D == 3 ? run.offset[0] : 0, y = D >= 2 ? run.offset[D - 2] : 0;
-      const long column = static_cast<long>(l.lead + run.offset[D - 1]) * s.element_bytes;
-      if (std::abs(z) > l.plane_halo || std::abs(y) > l.row_halo || column < 0 || column > 0xFFFF) {
-        fail("SparseExecutor", "a run of the plan reads beyond the stencil's radius");
-      }
-      run_words.push_back(static_cast<std::uint32_t>(column) | static_cast<std::uint32_t>(y + l.row_halo) << 16 |
-                          static_cast<std::uint32_t>(z + l.plane_halo) << 24);
+  // Odd chunks reading the same runs as the chunk before share its B' (bit 31).
+  for (std::size_t c = 1; 4 * c + 3 < words.size(); c += 2) {
+    if (reads_previous_runs(plan, c)) {
+      for (std::size_t i = 4 * c; i < 4 * c + 4; ++i) words[i] |= 1u << 31;
     }
   }
-  if (set_words.size() > static_cast<std::size_t>(impl::max_run_sets)) {
-    fail("SparseExecutor", "the plan has ", set_words.size(), " run sets; the kernel takes ", impl::max_run_sets);
-  }
-  p.sets = static_cast<int>(set_words.size());
-  std::copy(set_words.begin(), set_words.end(), p.set_words);
-  // Metadata per chunk where sparsity selector 0 reads it (lanes 4g, 4g + 1): the plan
-  // packs two chunks a word, the odd chunk's in lanes 4g + 2, 4g + 3.
-  if (plan.a.metadata.size() != static_cast<std::size_t>(p.k_chunks + 1) / 2 * 32) {
-    fail("SparseExecutor", "the plan's metadata does not match its k chunks");
-  }
-  std::vector<std::uint32_t> metadata(static_cast<std::size_t>(p.k_chunks) * 32, 0u);
-  for (int kc = 0; kc < p.k_chunks; ++kc) {
-    for (int lane = 0; lane < 32; ++lane) {
-      if ((lane & 3) >= 2) continue;  // ignored under selector 0
-      metadata[kc * 32 + lane] = plan.a.metadata[(kc / 2) * 32 + (lane & ~3) + 2 * (kc & 1) + (lane & 1)];
-    }
-  }
+  p.paired = l.paired;
   p.a_values   = s.keep(upload(plan.a.values));
-  p.a_metadata = s.keep(upload(metadata));
-  p.run_words  = s.keep(upload(run_words));
+  p.a_metadata = s.keep(upload(plan.a.metadata));
+  p.run_words  = s.keep(upload(words));
 
   s.run_kernel = row_run_variant(op, D);
   s.shared_bytes   = l.shared_bytes;
