@@ -193,7 +193,9 @@ Prediction predict_sparse(const Plan& p) {
   // steps share less and whose B fragments are rounded in registers), slower where fewer
   // than 8 warps share a block (large A', fused plans);
   // interleaved image rows are copied as they are and interleaved in shared memory once
-  // they arrive: ~15 more per group (eleventh-session fit: Box-3D27P, Box-2D49P).
+  // they arrive: ~15 more per group (eleventh-session fit: Box-3D27P, Box-2D49P). (Their
+  // chunks, pipelined too in 1-D and 3-D since the eleventh session, keep 5.5 a chunk: at
+  // 3.8 the model took interleaved rows for fused Heat-3D, measured 14% slower.)
   // (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
   const double groups = static_cast<double>(ceil_div(tiles, 8));
   double per_group = 0;

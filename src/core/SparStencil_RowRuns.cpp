@@ -300,6 +300,8 @@ RowRunLayout row_run_layout(const Plan& p) {
   const std::size_t chunks = p.a.k_chunks;
   l.paired = chunks % 2 == 0;
   for (std::size_t c = 1; l.paired && c < chunks; c += 2) l.paired = reads_previous_runs(p, c);
+  l.distinct = !l.paired && chunks >= 2 && D != 2;  // the 2-D kernel has no such loop (it spilled)
+  for (std::size_t c = 1; l.distinct && c < chunks; c += 2) l.distinct = !reads_previous_runs(p, c);
   const std::size_t common = chunks * 512 + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
   // Up to 8 warps a block, fewer where a block would pass 112 KiB (two blocks an SM).
   for (l.warps = 8; l.warps > 1; --l.warps) {

@@ -64,6 +64,9 @@ struct RowRunParams {
   /// Every odd chunk reads the runs of the chunk before it (an even number of chunks, all
   /// rows split by parity): the kernel's pipelined loop over pairs.
   bool paired = false;
+  /// No chunk reads the runs of the chunk before it (interleaved rows), two chunks or more,
+  /// 1-D or 3-D: the same pipelined loop, each chunk's B' loaded for it (RowRunLayout::distinct).
+  bool distinct = false;
   bool stage_in_ring = false;  ///< 3-D: RowRunLayout::stage_in_ring
   /// Input pointer and row strides whole copy units, 16 bytes (4 with interleaved rows),
   /// the fastest axis contiguous (set per launch).
@@ -379,11 +382,16 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       }
     };
     int kc = 0;
-    if (p.paired) {
-      // Every pair of chunks reads one set of runs (rows split by parity): a software
-      // pipeline, the next group's B' fragments (across a pair's end, the next pair's
-      // first) and the next pair's A', metadata and run offset loaded while the current
-      // group's MMAs run, so shared-memory latency stays off the tensor pipe's path.
+    // (2-D kernels leave `distinct` out: with it they spill at 128 registers, and every 2-D
+    // plan measured slower; the layout sets it in 1-D and 3-D only.)
+    constexpr bool distinct_loop = D != 2;
+    if (p.paired || (distinct_loop && p.distinct)) {
+      // A software pipeline over pairs of chunks: every pair reads one set of runs (rows
+      // split by parity, `paired`), or every chunk its own (`distinct`, interleaved rows:
+      // the pair's second chunk then follows its first group by group). The next group's
+      // B' fragments (across a pair's end, the next pair's first) and the next pair's A',
+      // metadata and run offset load while the current group's MMAs run, so shared-memory
+      // latency stays off the tensor pipe's path.
       const int pairs = p.k_chunks / 2;
       std::uint32_t e = ld_shared_u32(e_base), a0[4], a1[4], b[row_sets][4];
       a_of(0, a0);
@@ -392,37 +400,49 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       addresses_of(ld_shared_u32(r_base), address);
 #pragma unroll
       for (int q = 0; q < row_sets; ++q) load_b(b[q], address[q]);
-      // One pair's MMAs, group by group, with the loads of what follows (next: the next
-      // pair's run offset, or none for the last pair) interleaved.
-      auto pair_mmas = [&](int pair, auto last) {
-        std::uint32_t next_e = 0, next_r = 0, next_a0[4], next_a1[4];
+      // One pair's MMAs, group by group (distinct: the first chunk's groups, then the
+      // second's), with the loads of what follows (next: the next pair's run offset, or
+      // none for the last pair) interleaved.
+      auto pair_mmas = [&](int pair, auto last, auto distinct) {
+        constexpr bool own_runs = decltype(distinct)::value;
+        constexpr int stages    = own_runs ? 2 * strip_groups : strip_groups;
+        std::uint32_t next_e = 0, next_r = 0, next_a0[4], next_a1[4], second_r = 0;
+        if constexpr (own_runs) second_r = ld_shared_u32(r_base + 32 * pair + 16);  // the second chunk's runs
         if constexpr (!decltype(last)::value) {
           next_e = ld_shared_u32(e_base + 128 * (pair + 1));
           next_r = ld_shared_u32(r_base + 32 * (pair + 1));
         }
 #pragma unroll
-        for (int g = 0; g < strip_groups; ++g) {
+        for (int t = 0; t < stages; ++t) {
+          const int g = t % strip_groups, c = t / strip_groups;  // group, chunk of the pair (distinct)
           std::uint32_t next_b[row_sets][4];
-          if (g + 1 < strip_groups) {
+          if (t + 1 < stages) {
+            // (distinct: the first chunk's addresses give way to the second's once its
+            // last group is loaded)
+            if (own_runs && t + 1 == strip_groups) addresses_of(second_r, address);
 #pragma unroll
-            for (int q = 0; q < row_sets; ++q) load_b(next_b[q], address[q] + (g + 1) * 16 * bytes);
+            for (int q = 0; q < row_sets; ++q) load_b(next_b[q], address[q] + (t + 1) % strip_groups * 16 * bytes);
           } else if constexpr (!decltype(last)::value) {
             addresses_of(next_r, address);
 #pragma unroll
             for (int q = 0; q < row_sets; ++q) load_b(next_b[q], address[q]);
           }
           if constexpr (!decltype(last)::value) {
-            if (g + 2 == strip_groups) {
+            if (t + 2 == stages) {
               a_of(2 * pair + 2, next_a0);
               a_of(2 * pair + 3, next_a1);
             }
           }
 #pragma unroll
           for (int q = 0; q < row_sets; ++q) {
-            mma_sp<P, 0>(acc[q][g], a0, b[q], e);
-            mma_sp<P, 1>(acc[q][g], a1, b[q], e);
+            if (own_runs && c == 1) {
+              mma_sp<P, 1>(acc[q][g], a1, b[q], e);
+            } else {
+              mma_sp<P, 0>(acc[q][g], a0, b[q], e);
+              if (!own_runs) mma_sp<P, 1>(acc[q][g], a1, b[q], e);
+            }
           }
-          if (g + 1 < strip_groups || !decltype(last)::value) {
+          if (t + 1 < stages || !decltype(last)::value) {
 #pragma unroll
             for (int q = 0; q < row_sets; ++q) {
 #pragma unroll
@@ -436,9 +456,14 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           for (int v = 0; v < 4; ++v) a0[v] = next_a0[v], a1[v] = next_a1[v];
         }
       };
-      for (int pair = 0; pair + 1 < pairs; ++pair) pair_mmas(pair, std::false_type{});
-      pair_mmas(pairs - 1, std::true_type{});
-      kc = p.k_chunks;
+      if (p.paired) {
+        for (int pair = 0; pair + 1 < pairs; ++pair) pair_mmas(pair, std::false_type{}, std::false_type{});
+        pair_mmas(pairs - 1, std::true_type{}, std::false_type{});
+      } else if constexpr (distinct_loop) {
+        for (int pair = 0; pair + 1 < pairs; ++pair) pair_mmas(pair, std::false_type{}, std::true_type{});
+        pair_mmas(pairs - 1, std::true_type{}, std::true_type{});
+      }
+      kc = 2 * pairs;
     }
     for (; kc + 1 < p.k_chunks; kc += 2) {
       const std::uint32_t e  = ld_shared_u32(e_base + 128 * (kc / 2));

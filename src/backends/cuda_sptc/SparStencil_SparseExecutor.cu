@@ -207,7 +207,8 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
       for (std::size_t i = 4 * c; i < 4 * c + 4; ++i) words[i] |= 1u << 31;
     }
   }
-  p.paired = l.paired;
+  p.paired   = l.paired;
+  p.distinct = l.distinct;
   p.a_values   = s.keep(upload(plan.a.values));
   p.a_metadata = s.keep(upload(plan.a.metadata));
   p.run_words  = s.keep(upload(words));
