@@ -79,8 +79,8 @@ struct RowRunLayout {
   /// number of chunks): the kernel's software-pipelined loop over pairs of chunks.
   bool paired = false;
   /// No k chunk reads the runs of the chunk before it (interleaved rows), two or more
-  /// chunks, 1-D or 3-D: the same pipelined loop, each chunk's B' loaded for it (the 2-D
-  /// kernel spilled with it and keeps the plain loop).
+  /// chunks, 1-D or 3-D: the kernel's variant pipelining such pairs, each chunk's B'
+  /// loaded for it.
   bool distinct = false;
   std::size_t shared_bytes = 0;  ///< per thread block: the warps' buffers, A', metadata, run table
 };

@@ -64,9 +64,6 @@ struct RowRunParams {
   /// Every odd chunk reads the runs of the chunk before it (an even number of chunks, all
   /// rows split by parity): the kernel's pipelined loop over pairs.
   bool paired = false;
-  /// No chunk reads the runs of the chunk before it (interleaved rows), two chunks or more,
-  /// 1-D or 3-D: the same pipelined loop, each chunk's B' loaded for it (RowRunLayout::distinct).
-  bool distinct = false;
   bool stage_in_ring = false;  ///< 3-D: RowRunLayout::stage_in_ring
   /// Input pointer and row strides whole copy units, 16 bytes (4 with interleaved rows),
   /// the fastest axis contiguous (set per launch).
@@ -137,7 +134,12 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
 // set of accumulators, which spills at 128 registers or, at 168 registers and 6 warps a
 // block, loses the warps; ring rows mirrored past the ring's end to drop the wrap, which
 // costs warps where shared memory is tight; the pair loop unrolled twice, which spills.)
-template <Operand P, int D>
+//
+// `Distinct`: the variant for plans whose every chunk reads runs of its own (interleaved
+// rows, RowRunLayout::distinct; 1-D and 3-D), pipelined pair by pair. A variant of its
+// own: the kernel holding both pipelined loops spilled in 2-D and ran every 2-D plan
+// slower (Box-2D9P 540 -> 445 GStencil/s); alone the loop still spills in 2-D.
+template <Operand P, int D, bool Distinct = false>
 __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   using T = storage_t<P>;
   constexpr int V          = 16 / sizeof(T);
@@ -382,12 +384,9 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       }
     };
     int kc = 0;
-    // (2-D kernels leave `distinct` out: with it they spill at 128 registers, and every 2-D
-    // plan measured slower; the layout sets it in 1-D and 3-D only.)
-    constexpr bool distinct_loop = D != 2;
-    if (p.paired || (distinct_loop && p.distinct)) {
+    if (Distinct || p.paired) {
       // A software pipeline over pairs of chunks: every pair reads one set of runs (rows
-      // split by parity, `paired`), or every chunk its own (`distinct`, interleaved rows:
+      // split by parity, `paired`), or every chunk its own (`Distinct`, interleaved rows:
       // the pair's second chunk then follows its first group by group). The next group's
       // B' fragments (across a pair's end, the next pair's first) and the next pair's A',
       // metadata and run offset load while the current group's MMAs run, so shared-memory
@@ -456,12 +455,12 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           for (int v = 0; v < 4; ++v) a0[v] = next_a0[v], a1[v] = next_a1[v];
         }
       };
-      if (p.paired) {
-        for (int pair = 0; pair + 1 < pairs; ++pair) pair_mmas(pair, std::false_type{}, std::false_type{});
-        pair_mmas(pairs - 1, std::true_type{}, std::false_type{});
-      } else if constexpr (distinct_loop) {
+      if constexpr (Distinct) {
         for (int pair = 0; pair + 1 < pairs; ++pair) pair_mmas(pair, std::false_type{}, std::true_type{});
         pair_mmas(pairs - 1, std::true_type{}, std::true_type{});
+      } else {
+        for (int pair = 0; pair + 1 < pairs; ++pair) pair_mmas(pair, std::false_type{}, std::false_type{});
+        pair_mmas(pairs - 1, std::true_type{}, std::false_type{});
       }
       kc = 2 * pairs;
     }

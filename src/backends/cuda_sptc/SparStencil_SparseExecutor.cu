@@ -118,13 +118,17 @@ long best_segments(long columns, long planes, long resident, int prologue) {
 
 namespace {
 template <Operand P>
-RunKernel row_run_variant(int dims) {
-  return dims == 1 ? impl::row_run_kernel<P, 1> : dims == 2 ? impl::row_run_kernel<P, 2> : impl::row_run_kernel<P, 3>;
+RunKernel row_run_variant(int dims, bool distinct) {
+  using impl::row_run_kernel;
+  if constexpr (P != Operand::tf32) {  // interleaved rows, the distinct plans, hold 16-bit values
+    if (distinct && dims != 2) return dims == 1 ? row_run_kernel<P, 1, true> : row_run_kernel<P, 3, true>;
+  }
+  return dims == 1 ? row_run_kernel<P, 1> : dims == 2 ? row_run_kernel<P, 2> : row_run_kernel<P, 3>;
 }
-RunKernel row_run_variant(Operand op, int dims) {
-  return op == Operand::f16    ? row_run_variant<Operand::f16>(dims)
-         : op == Operand::bf16 ? row_run_variant<Operand::bf16>(dims)
-                               : row_run_variant<Operand::tf32>(dims);
+RunKernel row_run_variant(Operand op, int dims, bool distinct) {
+  return op == Operand::f16    ? row_run_variant<Operand::f16>(dims, distinct)
+         : op == Operand::bf16 ? row_run_variant<Operand::bf16>(dims, distinct)
+                               : row_run_variant<Operand::tf32>(dims, distinct);
 }
 }  // namespace
 
@@ -207,13 +211,12 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
       for (std::size_t i = 4 * c; i < 4 * c + 4; ++i) words[i] |= 1u << 31;
     }
   }
-  p.paired   = l.paired;
-  p.distinct = l.distinct;
+  p.paired = l.paired;
   p.a_values   = s.keep(upload(plan.a.values));
   p.a_metadata = s.keep(upload(plan.a.metadata));
   p.run_words  = s.keep(upload(words));
 
-  s.run_kernel = row_run_variant(op, D);
+  s.run_kernel = row_run_variant(op, D, l.distinct);
   s.shared_bytes   = l.shared_bytes;
   s.block_threads  = 32 * l.warps;
   int shared_limit = 0;
