@@ -193,7 +193,8 @@ Prediction predict_sparse(const Plan& p) {
   // steps share less and whose B fragments are rounded in registers), slower where fewer
   // than 8 warps share a block (large A', fused plans);
   // interleaved image rows are copied as they are and interleaved in shared memory once
-  // they arrive: ~15 more per group (eleventh-session fit: Box-3D27P, Box-2D49P). (Their
+  // they arrive: ~15 more per group in 3-D, ~30 in 1-D and 2-D where their chunks are not
+  // pipelined (eleventh-session fit: Box-3D27P, Box-2D49P, fused Heat-2D). (Their
   // chunks, pipelined too in 1-D and 3-D since the eleventh session, keep 5.5 a chunk: at
   // 3.8 the model took interleaved rows for fused Heat-3D, measured 14% slower.)
   // (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
@@ -202,7 +203,7 @@ Prediction predict_sparse(const Plan& p) {
   if (run_form) {
     const RowRunLayout layout = p.runs.empty() ? RowRunLayout{} : row_run_layout(p);
     const bool tf32           = p.precision == Precision::tf32;
-    const double copies       = p.interleave == 0 ? 0.0 : 15.0;
+    const double copies       = p.interleave == 0 ? 0.0 : p.dims() == 3 ? 15.0 : 30.0;
     const double base = (tf32 ? 235.0 : 80.0) + copies, per_chunk = tf32 ? 11.0 : layout.paired ? 3.8 : 5.5;
     const int warps   = layout.warps;
     per_group = (base + per_chunk * p.mmas_per_tile_group) * std::pow(8.0 / warps, 0.75);

@@ -66,7 +66,7 @@ struct RowRunLayout {
   int lead        = 0;   ///< image values before the strip origin (a multiple of V; interleaved rows: a block start)
   int row_values  = 0;   ///< image values copied per row (a multiple of V)
   int pitch       = 0;   ///< values between image rows (pitch / V odd: ldmatrix rows hit all banks)
-  int ring        = 0;   ///< 1-D/2-D: image rows held (a power of two); 3-D: planes held
+  int ring        = 0;   ///< 1-D/2-D: image rows held; 3-D: planes held
   int plane_values = 0;  ///< 3-D: one plane of the ring (rows + 2 row_halo rows)
   int ahead       = 1;   ///< steps whose image is in flight while one computes
   int stage_pitch = 0;   ///< values between rows of a warp's staged outputs

@@ -192,6 +192,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const bool lane_whole =
       D > 1 && p.in_aligned && lane_source >= 0 && lane_source + V <= n_x && lane_source % V == 0;
   const unsigned ring_address = static_cast<unsigned>(__cvta_generic_to_shared(ring));
+  const unsigned ring_bytes   = D == 3 ? p.ring * plane_bytes : p.ring * pitch_bytes;
+  const unsigned ring_end     = ring_address + ring_bytes;
   const unsigned lane_at      = bytes * lane_chunk * V;
   // The lane's chunk of the image row `at` values into the ring from grid coordinate `x`
   // of `row` on (copies by 32-bit shared address: no 64-bit ring pointers held).
@@ -224,6 +226,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   // 2 plane_halo + k of the ring (step 0 also the 2 plane_halo before), ring plane u
   // being z = first - plane_halo + u.
   const int row_origin = D == 3 ? y0 - p.row_halo : step_rows * static_cast<int>(first) - p.row_halo;
+  // Ring slot `step` rows (fewer than the ring's) after `slot`.
+  auto next_slot = [&](int slot, int step) { return slot + step >= p.ring ? slot + step - p.ring : slot + step; };
   auto first_plane = [&](int k) { return k == 0 ? 0 : 2 * p.plane_halo + k; };           // 3-D: [first, last]
   auto first_row   = [&](int k) { return k == 0 ? 0 : step_rows * k + 2 * p.row_halo; };  // 1-D/2-D:
   auto end_row     = [&](int k) { return step_rows * (k + 1) + 2 * p.row_halo; };        //   [first, end)
@@ -245,20 +249,25 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         if (D == 2 && warp_whole && row_origin + a0 >= 0 && row_origin + a1 <= n_y) {
           const T* from        = in + static_cast<long>(row_origin + a0 + lane_row) * p.in_stride[1] + lane_source;
           const long from_step = rows_per_pass * p.in_stride[1];
+          // The lane's chunk of ring row a mod ring, advanced and wrapped row by row.
+          unsigned at            = ring_address + (a0 + lane_row) % p.ring * pitch_bytes + lane_at;
+          const unsigned at_step = rows_per_pass * pitch_bytes, lane_end = ring_end + lane_at;
           // Two rows an iteration: a copy's source registers are not rewritten while the
           // copy still reads them (a long-scoreboard wait per row otherwise); one for tf32,
           // whose registers spill unrolled.
 #pragma unroll(P == Operand::tf32 ? 1 : 2)
           for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) {
-            cp_async_16(ring_address + (a & (p.ring - 1)) * pitch_bytes + lane_at, from);
+            cp_async_16(at, from);
+            at += at_step;
+            if (at >= lane_end) at -= ring_bytes;
           }
           cp_async_commit();
           return;
         }
-        for (int a = a0 + lane_row; a < a1; a += rows_per_pass) {
+        for (int a = a0 + lane_row, slot = a % p.ring; a < a1; a += rows_per_pass, slot = next_slot(slot, rows_per_pass)) {
           const T* row = D == 2 ? source_row(in, row_origin + a) : in;
           const long x = D == 2 ? lane_column : static_cast<long>(row_origin + a) * strip_width + lane_column;
-          fill((a & (p.ring - 1)) * p.pitch, row, x);
+          fill(slot * p.pitch, row, x);
         }
       }
     }
@@ -292,14 +301,13 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         for (int r = lane_block_row; r < rows; r += blocks_per_pass) interleave_row(plane + r * pitch_bytes);
       }
     } else {
-      for (int a = first_row(k) + lane_block_row; a < end_row(k); a += blocks_per_pass) {
-        interleave_row(ring_address + (a & (p.ring - 1)) * pitch_bytes);
+      for (int a = first_row(k) + lane_block_row, slot = a % p.ring; a < end_row(k);
+           a += blocks_per_pass, slot = next_slot(slot, blocks_per_pass)) {
+        interleave_row(ring_address + slot * pitch_bytes);
       }
     }
   };
 
-  const unsigned ring_bytes    = D == 3 ? p.ring * plane_bytes : p.ring * pitch_bytes;
-  const unsigned ring_end      = ring_address + ring_bytes;
   const unsigned a_base = static_cast<unsigned>(__cvta_generic_to_shared(a_shared)) + 16 * lane;
   const unsigned e_base = static_cast<unsigned>(__cvta_generic_to_shared(e_shared)) + 4 * lane;
   const unsigned r_base = static_cast<unsigned>(__cvta_generic_to_shared(r_shared)) + 4 * (lane >> 3);
@@ -317,6 +325,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const int staged_lane = store_row * p.stage_pitch + store_chunk * V;  // in the staging rows
 
   int plane_slot = 0;  // 3-D: ring slot of step k's first plane (k mod ring)
+  int row_slot   = 0;  // 1-D/2-D: ring slot of step k's first image row (S k mod ring)
   for (int k = 0; k < count; ++k) {
     __syncwarp();  // every lane is done with the slots the request below overwrites
     if (k + p.ahead < count) {
@@ -348,7 +357,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
 #pragma unroll
     for (int q = 0; q < row_sets; ++q) {
       window[q] = D == 3 ? ring_address + plane_slot * plane_bytes + (tile_row + 8 * q) * pitch_bytes
-                         : ring_address + ((step_rows * k + tile_row + 8 * q) & (p.ring - 1)) * pitch_bytes;
+                         : ring_address + next_slot(row_slot, tile_row + 8 * q) * pitch_bytes;
     }
     auto addresses_of = [&](std::uint32_t offset, unsigned (&address)[row_sets]) {
 #pragma unroll
@@ -563,6 +572,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       }
     }
     if (D == 3) plane_slot = plane_slot + 1 == p.ring ? 0 : plane_slot + 1;
+    if (D < 3) row_slot = next_slot(row_slot, step_rows);
   }
   cp_async_wait<0>();
 }

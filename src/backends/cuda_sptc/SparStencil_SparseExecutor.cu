@@ -175,7 +175,9 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
          2 * plan.interleave, " values (lead ", l.lead, ", ", l.row_values, " values a row)");
   }
   if (p.ahead != 1 && p.ahead != 2) fail("SparseExecutor", "the kernel prefetches 1 or 2 steps, not ", p.ahead);
-  if (D < 3 && (p.ring & (p.ring - 1)) != 0) fail("SparseExecutor", "the row ring must be a power of two");
+  if (D < 3 && p.ring < step_rows * (p.ahead + 1) + 2 * l.row_halo) {
+    fail("SparseExecutor", "the row ring (", p.ring, " rows) is smaller than its steps in flight");
+  }
   if (p.runs != 4 * p.k_chunks) fail("SparseExecutor", "the plan's runs (", p.runs, ") do not fill its k chunks");
   if (D == 3) {
     p.strips_x = (extent[2] + impl::strip_width - 1) / impl::strip_width;
