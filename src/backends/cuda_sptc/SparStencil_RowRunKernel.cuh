@@ -13,12 +13,14 @@
 ///      where a periodic row wraps whole, element copies only where a chunk straddles an
 ///      end of the grid; the ring keeps what later steps read again, so every input row
 ///      is read once per strip (2-D rows inside the grid: one pointer add and one cp.async
-///      a row);
+///      a row). Interleaved rows (SPIDER's strided swapping) are copied as they are and
+///      interleaved in place once they arrive;
 ///   2. per k chunk, A' (values, metadata) and the lane's run come from shared memory,
 ///      then per row set (8 rows) and group of 8 tiles one ldmatrix.x4 and one mma.sp
 ///      (one ldmatrix.x4 for two mma.sp where a split row's two parts read the same runs;
-///      where every pair of chunks does (RowRunLayout::paired), a software pipeline loads
-///      the next group's B' and the next pair's A' while the current group computes);
+///      where every pair of chunks does (RowRunLayout::paired), or, in the `Distinct`
+///      variant, every chunk reads runs of its own, a software pipeline loads the next
+///      group's B' and the next pair's A' while the current group computes);
 ///   3. results are staged in shared memory (stmatrix for 16-bit values on sm_90; in 3-D
 ///      in the ring plane the step has just finished with) and stored as 16-byte runs
 ///      under the boundary contract.

@@ -111,14 +111,8 @@ __device__ __forceinline__ float ld_shared_f32(unsigned address) {
 __device__ __forceinline__ void cp_async_16(unsigned shared, const void* global) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(global));
 }
-__device__ __forceinline__ void cp_async_4(unsigned shared, const void* global) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(shared), "l"(global));
-}
 __device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
   cp_async_16(static_cast<unsigned>(__cvta_generic_to_shared(shared)), global);
-}
-__device__ __forceinline__ void cp_async_4(void* shared, const void* global) {
-  cp_async_4(static_cast<unsigned>(__cvta_generic_to_shared(shared)), global);
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int Pending>
