@@ -191,12 +191,10 @@ Prediction predict_sparse(const Plan& p) {
   // 3.8 where chunks pair up on the same runs and the kernel pipelines them (tenth-session
   // fit: Box-2D49P, Box-3D27P, 15 x 15 box, fused 2-D); 235 + 11 for tf32, whose 8-row
   // steps share less and whose B fragments are rounded in registers), slower where fewer
-  // than 8 warps share a block (large A', fused plans);
-  // interleaved image rows are copied as they are and interleaved in shared memory once
-  // they arrive: ~15 more per group in 3-D, ~30 in 1-D and 2-D where their chunks are not
-  // pipelined (eleventh-session fit: Box-3D27P, Box-2D49P, fused Heat-2D). (Their
-  // chunks, pipelined too in 1-D and 3-D since the eleventh session, keep 5.5 a chunk: at
-  // 3.8 the model took interleaved rows for fused Heat-3D, measured 14% slower.)
+  // than 8 warps share a block (large A', fused plans). Interleaved image rows add their
+  // in-place interleaving, ~15 a group in 3-D and ~30 in 1-D/2-D, and keep 5.5 a chunk
+  // though 1-D and 3-D pipeline them too (eleventh-session fit: Box-3D27P, Box-2D49P,
+  // fused Heat-2D; at 3.8 the model took them for fused Heat-3D, measured 14% slower).
   // (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
   const double groups = static_cast<double>(ceil_div(tiles, 8));
   double per_group = 0;
@@ -409,10 +407,10 @@ bool better(const Plan& a, const Plan& b);
 
 Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing rule_requested) {
   // 16-output row tiles of 16-bit values have two row-run forms, image rows as they are and
-  // interleaved; the cost model picks. (Measured on the H100, perf_tests/RESULTS.md tenth
-  // session: the pipelined pairs of rows as they are win single steps, Box-3D27P 350
-  // against 270; interleaved rows win fused plans whose large A' leaves a block few
-  // warps, Box-3D27P t = 3 175 against 105; the model orders every measured case so.)
+  // interleaved; the cost model picks. (Measured on the H100, perf_tests/RESULTS.md
+  // eleventh session: rows as they are win in 1-D, 2-D and Heat-3D, interleaved rows win
+  // Box-3D27P, 383-386 against 347-355 single steps and 211-215 against 98 fused t = 3;
+  // the model orders every preset so.)
   if (rule_requested == Pairing::best && impl::is_row_run_tile(tile) && base.precision != Precision::tf32) {
     Plan as_they_are = full_sparse_plan(base, tile, Pairing::parity_split);
     Plan interleaved = full_sparse_plan(base, tile, Pairing::interleaved);

@@ -181,8 +181,8 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a, Pairing rule) {
   Layout best     = builder.natural(tf32 ? 2 : 4);  // 1:2 or 2:4
   // Interleaved rows (16-bit values; origins a multiple of V keep the blocks 16-byte
   // aligned in the grid, copied as they are), asked for by Pairing::interleaved: the fewest
-  // chunks. (Under Pairing::best the
-  // planner plans both forms and its cost model picks one: full_sparse_plan.)
+  // chunks. (Under Pairing::best the planner plans both forms and its cost model picks one:
+  // full_sparse_plan.)
   const bool wanted = !tf32 && rule == Pairing::interleaved;
   Layout interleaved;
   for (int interleave : {4, 8}) {
@@ -294,12 +294,12 @@ RowRunLayout row_run_layout(const Plan& p) {
   };
   l.ahead = ring_for(2) == ring_for(1) || warp_values(ring_for(2)) * bytes <= 14 * 1024 ? 2 : 1;
   const std::size_t chunks = p.a.k_chunks;
-  l.paired = chunks % 2 == 0;
-  for (std::size_t c = 1; l.paired && c < chunks; c += 2) l.paired = reads_previous_runs(p, c);
+  std::size_t sharing = 0;  // odd chunks reading the runs of the chunk before
+  for (std::size_t c = 1; c < chunks; c += 2) sharing += reads_previous_runs(p, c) ? 1 : 0;
+  l.paired = chunks % 2 == 0 && sharing == chunks / 2;
   // (Not in 2-D: that variant spilled 32 bytes at 128 registers and ran 2-D interleaved
   // rows slower than the plain loop, Box-2D49P 409 against 432 GStencil/s.)
-  l.distinct = !l.paired && chunks >= 2 && D != 2;
-  for (std::size_t c = 1; l.distinct && c < chunks; c += 2) l.distinct = !reads_previous_runs(p, c);
+  l.distinct = chunks >= 2 && sharing == 0 && D != 2;
   const std::size_t common = chunks * 512 + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
   // Up to 8 warps a block, fewer where a block would pass 112 KiB (two blocks an SM).
   auto warps_for = [&](int values) {

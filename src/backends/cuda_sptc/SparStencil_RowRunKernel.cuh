@@ -67,8 +67,8 @@ struct RowRunParams {
   /// rows split by parity): the kernel's pipelined loop over pairs.
   bool paired = false;
   bool stage_in_ring = false;  ///< 3-D: RowRunLayout::stage_in_ring
-  /// Input pointer and row strides whole copy units, 16 bytes (4 with interleaved rows),
-  /// the fastest axis contiguous (set per launch).
+  /// Input pointer and row strides whole 16-byte units, the fastest axis contiguous (set
+  /// per launch).
   bool in_aligned = false;
   const std::uint32_t* a_values   = nullptr;  ///< [kc][lane][4]
   const std::uint32_t* a_metadata = nullptr;  ///< [kc / 2][lane]

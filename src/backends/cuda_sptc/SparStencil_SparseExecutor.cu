@@ -120,7 +120,9 @@ namespace {
 template <Operand P>
 RunKernel row_run_variant(int dims, bool distinct) {
   using impl::row_run_kernel;
-  if constexpr (P != Operand::tf32) {  // interleaved rows, the distinct plans, hold 16-bit values
+  // The Distinct variant exists for 16-bit values (interleaved rows) in 1-D and 3-D, the
+  // only plans RowRunLayout::distinct marks.
+  if constexpr (P != Operand::tf32) {
     if (distinct && dims != 2) return dims == 1 ? row_run_kernel<P, 1, true> : row_run_kernel<P, 3, true>;
   }
   return dims == 1 ? row_run_kernel<P, 1> : dims == 2 ? row_run_kernel<P, 2> : row_run_kernel<P, 3>;
