@@ -216,7 +216,7 @@ TEST(Planner, EveryPairingRuleEmulatesCorrectly) {
 /// interleaved D apart (as its in-place interleaving does): bits (half, unit, pair) of w within its
 /// block of D pairs become (unit, pair, half).
 int placed_pair(int w, int interleave) {
-  const int mask = interleave - 1, shift = interleave == 4 ? 1 : 2;
+  const int mask = interleave - 1, shift = interleave == 4 ? 1 : interleave == 8 ? 2 : 3;
   return (w & ~mask) | ((w << 1) & mask) | ((w >> shift) & 1);
 }
 
@@ -327,6 +327,8 @@ TEST(Planner, InterleavedRowsHalveTheChunksOfWideRows) {
     const Plan natural = make_sparse_plan(r, tile);
     EXPECT_EQ(natural.a.k_chunks, c.natural) << c.stencil;
     EXPECT_TRUE(row_run_layout(natural).paired) << c.stencil;  // every row split by parity
+    // 2-D boxes: every pair reads the runs of the pair before one row down.
+    EXPECT_EQ(row_run_layout(natural).shifted, !three) << c.stencil;
     EXPECT_EQ(natural.pairing, "row runs, parity split") << c.stencil;
     r.pairing   = Pairing::interleaved;
     r.precision = Precision::tf32;
@@ -334,12 +336,28 @@ TEST(Planner, InterleavedRowsHalveTheChunksOfWideRows) {
     // The plan round-trips through JSON with its layout.
     EXPECT_EQ(plan_from_json(to_json(interleaved)), interleaved);
   }
-  // Taps spanning 8 values or more (15 x 15 box) have no interleaved form.
+  // Taps spanning 8 to 15 values (15 x 15 box) interleave 16 apart, a block of 32 values
+  // for every tile, where the rows shift (2-D); 16 values or more have no interleaved form.
   PlanRequest r;
   r.stencil  = box<2>(7);
   r.grid     = {256, 256};
   r.executor = ExecutorKind::cuda_sptc;
   r.pairing  = Pairing::interleaved;
+  const Plan wide = make_sparse_plan(r, {1, 16});
+  EXPECT_EQ(wide.interleave, 16);
+  EXPECT_EQ(wide.a.k_chunks, 15);
+  const RowRunLayout wide_layout = row_run_layout(wide);
+  EXPECT_TRUE(wide_layout.shifted);
+  EXPECT_EQ(wide_layout.row_values, 4 * 32);     // a block per tile of the strip
+  EXPECT_EQ(wide_layout.copied_values, 48 + 32);  // the distinct values they hold
+  r.pairing = Pairing::best;
+  EXPECT_EQ(make_sparse_plan(r, {1, 16}).interleave, 16);  // the cost model's pick (H100: 301-308 against 269-273)
+  r.stencil = box<3>(4);  // 3-D: no block per tile
+  r.grid    = {16, 16, 64};
+  r.pairing = Pairing::interleaved;
+  EXPECT_EQ(make_sparse_plan(r, {1, 1, 16}).interleave, 0);
+  r.stencil = box<2>(8);
+  r.grid    = {256, 256};
   EXPECT_EQ(make_sparse_plan(r, {1, 16}).interleave, 0);
   // Only row tiles have these forms.
   EXPECT_THROW(make_sparse_plan(r, {4, 4}), std::runtime_error);

@@ -114,10 +114,11 @@ struct Plan {
   /// Row-run plans: K / V runs in K order (empty: B' is gathered element by element
   /// through `gather`). `gather` stays the element each K row reads, for the emulator.
   std::vector<Run> runs;
-  /// Row-run plans: 0, image rows as they are; else D (4 or 8): image rows held with their
-  /// 4-byte pairs interleaved D values apart, in blocks of 2 D values starting
-  /// `interleave_origin` (a multiple of 8, in [-2 D, 0)) from each tile origin, and runs are 16-byte
-  /// units of that layout (SparStencil_RowRuns.cpp).
+  /// Row-run plans: 0, image rows as they are; else D (4, 8 or 16): image rows held with
+  /// their 4-byte pairs interleaved D values apart, in blocks of 2 D values starting
+  /// `interleave_origin` (a multiple of 8, in [-2 D, 0)) from each tile origin (D = 16: a
+  /// block for every tile, overlapping its neighbours'), and runs are 16-byte units of that
+  /// layout (SparStencil_RowRuns.cpp).
   int interleave        = 0;
   int interleave_origin = 0;
   std::vector<int> tiles_per_block, shared_extent;

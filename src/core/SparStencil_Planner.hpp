@@ -64,7 +64,10 @@ struct RowRunLayout {
   int row_halo    = 0;   ///< image rows above and below the output rows (radius along axis D-2; 0 in 1-D)
   int plane_halo  = 0;   ///< 3-D: image planes before and after (radius along axis 0)
   int lead        = 0;   ///< image values before the strip origin (a multiple of V; interleaved rows: a block start)
-  int row_values  = 0;   ///< image values copied per row (a multiple of V)
+  int row_values  = 0;   ///< image values a ring row holds (a multiple of V)
+  /// Image values copied per row: row_values, or with a block per tile (D = 16) the
+  /// distinct values the overlapping blocks hold.
+  int copied_values = 0;
   int pitch       = 0;   ///< values between image rows (pitch / V odd: ldmatrix rows hit all banks)
   int ring        = 0;   ///< 1-D/2-D: image rows held; 3-D: planes held
   int plane_values = 0;  ///< 3-D: one plane of the ring (rows + 2 row_halo rows)
@@ -82,6 +85,9 @@ struct RowRunLayout {
   /// chunks, 1-D or 3-D: the kernel's variant pipelining such pairs, each chunk's B'
   /// loaded for it.
   bool distinct = false;
+  /// 2-D, 16-bit, paired: pair l + 1 reads pair l's runs one image row down (boxes), so
+  /// the kernel's shifted loop loads one B' for two pairs (row sets of alternate rows).
+  bool shifted = false;
   std::size_t shared_bytes = 0;  ///< per thread block: the warps' buffers, A', metadata, run table
 };
 /// Throws std::logic_error for a plan without runs.

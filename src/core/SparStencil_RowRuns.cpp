@@ -9,12 +9,15 @@
 ///   and odd taps each on runs of their own (taps of one parity are two apart), at the
 ///   price of twice the MMAs on split rows; both parts read the same runs, chunk after
 ///   chunk, so the kernel loads that B' once for both;
-/// - interleaved rows (16-bit values, taps spanning fewer than D values, D = 4 or 8): the
-///   kernel holds each image row with its 4-byte pairs interleaved D values apart, in
+/// - interleaved rows (16-bit values, taps spanning fewer than D values, D = 4, 8 or 16):
+///   the kernel holds each image row with its 4-byte pairs interleaved D values apart, in
 ///   blocks of 2 D values: a block's 16-byte unit m holds the pairs at 4m, D + 4m, 4m + 2,
 ///   D + 4m + 2 (SPIDER's strided swapping, done while the rows are copied in). A group of
 ///   four is then two pairs D apart, and no output reaches both, so every row is read
-///   once, whole (one chunk for a 7-wide row instead of two). The kernel copies such rows
+///   once, whole (one chunk for a 7-wide row instead of two). Blocks of 32 values (D = 16,
+///   taps spanning 8 to 15 values) are wider than a 16-output tile: there every tile's
+///   patch row lies in one block of its own, the blocks of neighbouring tiles overlapping
+///   by 16 values (the kernel copies them side by side). The kernel copies such rows
 ///   as they are, 16 bytes at a time, and then interleaves each block in place; the
 ///   planner's cost model chooses between the forms (see build).
 #include <algorithm>
@@ -46,6 +49,17 @@ bool fits_groups(const std::vector<int>& dx, int group) {
 int interleaved_position(int i, int D) {
   const int m = i >> 3, pair = (i >> 2) & 1, half = (i >> 1) & 1, e = i & 1;
   return half * D + 4 * m + 2 * pair + e;
+}
+
+/// 2-D: whether every unit of `unit` k chunks (its first chunk's runs) reads the runs of
+/// the unit before one image row down (boxes): the kernel's shifted loops.
+bool rows_shift(const std::vector<Run>& runs, std::size_t unit) {
+  for (std::size_t r = 4 * unit; r < runs.size(); ++r) {
+    if (r % (4 * unit) >= 4) continue;
+    const Run &run = runs[r], &above = runs[r - 4 * unit];
+    if (run.offset.size() != 2 || run.offset[1] != above.offset[1] || run.offset[0] != above.offset[0] + 1) return false;
+  }
+  return true;
 }
 
 /// One form's runs, K order and dense A' (column k: the weights K row k carries).
@@ -108,7 +122,8 @@ class RowRunBuilder {
   }
 
   /// Interleaved rows (V = 8) with pairs `interleave` apart, blocks starting `origin` from
-  /// the tile origin; empty where a row's taps span `interleave` values or more.
+  /// the tile origin; empty where a row's taps span `interleave` values or more, or (blocks
+  /// of a tile's own, D = 16) its patch row passes the block.
   Layout interleaved(int interleave, int origin) const {
     Layout l;
     l.interleave = interleave, l.origin = origin;
@@ -116,6 +131,7 @@ class RowRunBuilder {
     for (const auto& [row, dx] : taps_) {
       const auto [lo, hi] = std::minmax_element(dx.begin(), dx.end());
       if (*hi - *lo + 1 >= interleave) return {};
+      if (block > 16 && (*lo < origin || 15 + *hi >= origin + block)) return {};
       for (int b = origin + floor_div(*lo - origin, block) * block; b <= 15 + *hi; b += block) {
         for (int m = 0; m < interleave / 4; ++m) {
           auto position = [&](int e) { return b + interleaved_position(8 * m + e, interleave); };
@@ -185,9 +201,11 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a, Pairing rule) {
   // full_sparse_plan.)
   const bool wanted = !tf32 && rule == Pairing::interleaved;
   Layout interleaved;
-  for (int interleave : {4, 8}) {
+  for (int interleave : {4, 8, 16}) {
     for (int origin = -2 * interleave; origin < 0 && wanted; origin += 8) {
       Layout l = builder.interleaved(interleave, origin);
+      // A block per tile (D = 16) only where the kernel's shifted chunk loop takes the plan.
+      if (interleave == 16 && (D != 2 || l.chunks() < 2 || !rows_shift(l.runs, 1))) continue;
       if (!l.runs.empty() && (interleaved.runs.empty() || l.chunks() < interleaved.chunks())) interleaved = std::move(l);
     }
   }
@@ -277,9 +295,31 @@ RowRunLayout row_run_layout(const Plan& p) {
     first = p.interleave_origin + floor_div(first - p.interleave_origin, block) * block;
     end   = p.interleave_origin + floor_div(end - p.interleave_origin + block - 1, block) * block;
   }
+  const std::size_t chunks = p.a.k_chunks;
+  std::size_t sharing = 0;  // odd chunks reading the runs of the chunk before
+  for (std::size_t c = 1; c < chunks; c += 2) sharing += reads_previous_runs(p, c) ? 1 : 0;
+  l.paired = chunks % 2 == 0 && sharing == chunks / 2;
+  // (Not in 2-D: that variant spilled 32 bytes at 128 registers and ran 2-D interleaved
+  // rows slower than the plain loop, Box-2D49P 409 against 432 GStencil/s.)
+  l.distinct = chunks >= 2 && sharing == 0 && D != 2;
+  // Units of one pair or one interleaved chunk; every unit's runs those of the unit before
+  // one row down.
+  const std::size_t unit = l.paired ? 2 : 1;
+  l.shifted = (l.paired || sharing == 0) && chunks >= 2 * unit && D == 2 && p.precision != Precision::tf32 &&
+              rows_shift(p.runs, unit);
   l.lead       = -first;
   l.row_values = l.lead + l.width - 16 + end;
-  l.pitch      = l.row_values;
+  l.copied_values = l.row_values;
+  // Blocks of a tile's own (D = 16): one per tile, side by side, from the values of the
+  // strip's tiles' blocks.
+  if (p.interleave > 8) {
+    l.lead          = -p.interleave_origin;
+    l.row_values    = l.width / 16 * 2 * p.interleave;
+    l.copied_values = l.width - 16 + 2 * p.interleave;
+  }
+  // pitch / V odd; the shifted loop's ring rows lie 16 bytes into their slot every other
+  // 8 rows, so they keep a unit spare.
+  l.pitch = l.row_values + (l.shifted ? V : 0);
   if ((l.pitch / V) % 2 == 0) l.pitch += V;
   l.stage_pitch = l.width + V;
   // Two steps in flight where the ring stays small, else one.
@@ -293,13 +333,6 @@ RowRunLayout row_run_layout(const Plan& p) {
     return (D == 3 ? ring * l.plane_values : ring * l.pitch) + (l.stage_in_ring ? 0 : l.rows * l.stage_pitch);
   };
   l.ahead = ring_for(2) == ring_for(1) || warp_values(ring_for(2)) * bytes <= 14 * 1024 ? 2 : 1;
-  const std::size_t chunks = p.a.k_chunks;
-  std::size_t sharing = 0;  // odd chunks reading the runs of the chunk before
-  for (std::size_t c = 1; c < chunks; c += 2) sharing += reads_previous_runs(p, c) ? 1 : 0;
-  l.paired = chunks % 2 == 0 && sharing == chunks / 2;
-  // (Not in 2-D: that variant spilled 32 bytes at 128 registers and ran 2-D interleaved
-  // rows slower than the plain loop, Box-2D49P 409 against 432 GStencil/s.)
-  l.distinct = chunks >= 2 && sharing == 0 && D != 2;
   const std::size_t common = chunks * 512 + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
   // Up to 8 warps a block, fewer where a block would pass 112 KiB (two blocks an SM).
   auto warps_for = [&](int values) {

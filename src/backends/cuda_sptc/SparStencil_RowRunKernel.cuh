@@ -41,6 +41,18 @@ constexpr int strip_width  = 16 * strip_groups;
 template <Operand P>
 constexpr int step_rows_of = P == Operand::tf32 ? 8 : 16;
 
+/// The kernel's loop over k chunks (RowRunLayout): `standard` (chunk by chunk, or the
+/// pipelined pair loop where RowRunParams::paired), `distinct` (pipelined, every chunk its
+/// own runs) or, in 2-D with 16-bit values, `shifted_pairs` / `shifted_chunks` (RowRunLayout::
+/// shifted: unit l + 1, a pair or one chunk, reads unit l's runs one row down; row set q is
+/// rows 2 t + q, so set 1 with unit l - 1 reads the B' set 0 reads with unit l).
+enum class RowLoop { standard, distinct, shifted_pairs, shifted_chunks };
+/// Step row of an MMA's tile (n column) t in row set q.
+template <RowLoop Loop>
+__device__ __forceinline__ int set_row(int q, int t) {
+  return Loop == RowLoop::shifted_pairs || Loop == RowLoop::shifted_chunks ? 2 * t + q : 8 * q + t;
+}
+
 struct RowRunParams {
   const void* in = nullptr;
   void* out      = nullptr;
@@ -50,11 +62,17 @@ struct RowRunParams {
   int radius[3]{};   ///< the boundary contract's rim
   int boundary = 0;  ///< 0 periodic, 1 interior, 2 fixed_rim
   int row_halo = 0, plane_halo = 0;
-  int lead = 0, chunks = 0;  ///< image values before the strip origin; 16-byte chunks per image row
-  /// Plan::interleave: 0, or D (4 or 8) where image rows are held with their 4-byte pairs
-  /// interleaved D values apart: in each block of 2 D values (D / 4 16-byte units), unit m
-  /// holds the pairs at values 4m, D + 4m, 4m + 2, D + 4m + 2.
+  int lead = 0, chunks = 0;  ///< image values before the strip origin; 16-byte chunks per ring row
+  /// 16-byte chunks copied per image row: `chunks`, or with a block per tile (D = 16) the
+  /// row's distinct chunks, which the interleaving then spreads over the blocks.
+  int copy_chunks = 0;
+  /// Plan::interleave: 0, or D (4, 8 or 16) where image rows are held with their 4-byte
+  /// pairs interleaved D values apart: in each block of 2 D values (D / 4 16-byte units),
+  /// unit m holds the pairs at values 4m, D + 4m, 4m + 2, D + 4m + 2. D = 16: the ring row
+  /// holds a block for each 16-output tile of the strip, side by side (block g from grid
+  /// column x0 - lead + 16 g: neighbours overlap).
   int interleave = 0;
+  int group_bytes = 32;  ///< bytes between the B' of consecutive groups of 8 tiles in a ring row
   int pitch = 0, ring = 0, plane_values = 0, ahead = 1, stage_pitch = 0, warp_values = 0;
   int warps = 8;         ///< per thread block
   long strips   = 0;     ///< warp strips (3-D: y blocks times x blocks)
@@ -141,8 +159,11 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
 // rows, RowRunLayout::distinct; 1-D and 3-D), pipelined pair by pair. A variant of its
 // own: the kernel holding both pipelined loops spilled in 2-D and ran every 2-D plan
 // slower (Box-2D9P 540 -> 445 GStencil/s); alone the loop still spills in 2-D.
-template <Operand P, int D, bool Distinct = false>
+template <Operand P, int D, RowLoop Loop = RowLoop::standard>
 __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
+  constexpr bool Distinct = Loop == RowLoop::distinct;
+  constexpr bool Shifted  = Loop == RowLoop::shifted_pairs || Loop == RowLoop::shifted_chunks;
+  static_assert(!Shifted || (D == 2 && P != Operand::tf32), "the shifted loop is for 2-D 16-bit plans");
   using T = storage_t<P>;
   constexpr int V          = 16 / sizeof(T);
   constexpr unsigned bytes = sizeof(T);
@@ -154,6 +175,10 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   std::uint32_t* const r_shared = e_shared + (p.k_chunks + 1) / 2 * 32;
   T* const warp_buffers         = reinterpret_cast<T*>(r_shared + p.runs);
   const unsigned pitch_bytes = bytes * p.pitch, plane_bytes = bytes * p.plane_values;
+  // Only the shifted chunk loop's plans (2-D) may hold a block per tile (D = 16); elsewhere
+  // groups' B' lie 16 values apart.
+  constexpr bool TileBlocks  = Loop == RowLoop::shifted_chunks;
+  const unsigned group_bytes = TileBlocks ? p.group_bytes : 16 * bytes;
   for (int i = threadIdx.x; i < p.k_chunks * 128; i += blockDim.x) a_shared[i] = __ldg(p.a_values + i);
   for (int i = threadIdx.x; i < (p.k_chunks + 1) / 2 * 32; i += blockDim.x) e_shared[i] = __ldg(p.a_metadata + i);
   // Run words become byte offsets from a step's window origin (plane, row, byte), bit 31
@@ -161,7 +186,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   for (int i = threadIdx.x; i < p.runs; i += blockDim.x) {
     const std::uint32_t w = __ldg(p.run_words + i);
     const unsigned plane = D == 3 ? (w >> 24) & 0x7Fu : 0u;
-    r_shared[i]          = (w & 0x8000FFFFu) + ((w >> 16) & 0xFFu) * pitch_bytes + plane * plane_bytes;
+    r_shared[i]          = (w & 0x8000FFFFu) + ((w >> 16) & 0xFFu) * pitch_bytes + plane * plane_bytes +
+                  (Shifted ? ((w >> 16) & 0x7Fu) << 24 : 0u);  // shifted: the row in bits 24-30
   }
   __syncthreads();  // the only block barrier: warps stream on their own from here
 
@@ -179,9 +205,14 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   // Staged outputs beside the ring, or (3-D, stage_in_ring) in the step's first plane.
   T* const stage_beside = ring + (D == 3 ? p.ring * p.plane_values : p.ring * p.pitch);
   // Lanes split an image row's chunks, rows_per_pass rows a pass (chunks <= 32).
-  const int rows_per_pass = 32 / p.chunks;
-  const int lane_row = lane / p.chunks, lane_chunk = lane % p.chunks;
+  const int rows_per_pass = 32 / p.copy_chunks;
+  const int lane_row = lane / p.copy_chunks, lane_chunk = lane % p.copy_chunks;
   const int lane_column = x0 - p.lead + lane_chunk * V;  // grid column of the lane's chunk (1-D: in a folded row)
+  // The ring unit it lands in: with a block per tile (D = 16), chunks 2 g + 2, 2 g + 3 are
+  // the upper half of block g (units 4 g + 2, 4 g + 3), where interleave_arrived reads
+  // them for blocks g and g + 1.
+  const bool tile_blocks = TileBlocks && p.interleave == 16;
+  const int lane_unit    = tile_blocks && lane_chunk >= 2 ? 4 * (lane_chunk / 2 - 1) + 2 + (lane_chunk & 1) : lane_chunk;
   const T* const in = static_cast<const T*>(p.in);
   // 2-D/3-D: the lane's chunk sits at the same columns of every image row, so whether it
   // is copied whole (inside the grid, or wrapping whole under periodic boundaries, and
@@ -196,7 +227,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const unsigned ring_address = static_cast<unsigned>(__cvta_generic_to_shared(ring));
   const unsigned ring_bytes   = D == 3 ? p.ring * plane_bytes : p.ring * pitch_bytes;
   const unsigned ring_end     = ring_address + ring_bytes;
-  const unsigned lane_at      = bytes * lane_chunk * V;
+  const unsigned lane_at      = bytes * lane_unit * V;
   // The lane's chunk of the image row `at` values into the ring from grid coordinate `x`
   // of `row` on (copies by 32-bit shared address: no 64-bit ring pointers held).
   auto fill = [&](int at, const T* row, long x) {
@@ -204,7 +235,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       cp_async_16(ring_address + bytes * at + lane_at, row + lane_source);
       return;
     }
-    fill_chunk<P>(p, ring + at + lane_chunk * V, row, x);
+    fill_chunk<P>(p, ring + at + lane_unit * V, row, x);
   };
   // Every copying lane's chunk lies inside (or wraps whole): 2-D rows that lie inside the
   // grid then take a plain loop (a pointer advanced per row, no checks). (The same loop
@@ -222,6 +253,10 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     return plane + static_cast<long>(y) * p.in_stride[1];
   };
 
+  // Shifted: ring row a (the warp's image row a) lies 16 bytes into its slot where
+  // a mod 16 >= 8, so the 8 rows of one parity an ldmatrix reads (rows 2 t + c) fall on
+  // all eight 16-byte bank groups (pitch / V odd).
+  auto row_shift = [](int a) -> unsigned { return Shifted ? (a & 8) << 1 : 0u; };
   // Step k's image (S = step_rows): 1-D/2-D ring rows [S k + 2 row_halo, S k + S +
   // 2 row_halo) (step 0 also the 2 row_halo before), ring row a being grid row
   // S first - row_halo + a; 3-D plane
@@ -259,7 +294,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           // whose registers spill unrolled.
 #pragma unroll(P == Operand::tf32 ? 1 : 2)
           for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) {
-            cp_async_16(at, from);
+            cp_async_16(at + row_shift(a), from);
             at += at_step;
             if (at >= lane_end) at -= ring_bytes;
           }
@@ -269,7 +304,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         for (int a = a0 + lane_row, slot = a % p.ring; a < a1; a += rows_per_pass, slot = next_slot(slot, rows_per_pass)) {
           const T* row = D == 2 ? source_row(in, row_origin + a) : in;
           const long x = D == 2 ? lane_column : static_cast<long>(row_origin + a) * strip_width + lane_column;
-          fill(slot * p.pitch, row, x);
+          fill(slot * p.pitch + row_shift(a) / bytes, row, x);
         }
       }
     }
@@ -279,13 +314,33 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
 
   // Interleaved rows (16-bit values): once step k's rows have arrived as they are, each
   // block of 2 D values is rewritten in place, 16-byte loads and stores, pairs moved in
-  // registers (lanes split a row's blocks as they split its chunks).
+  // registers (lanes split a row's blocks as they split its chunks). With a block per tile
+  // (D = 16) block g takes the chunks of block g - 1's upper half too: every lane reads
+  // before any writes.
   const int block_units = p.interleave / 4, row_blocks = block_units == 0 ? 1 : p.chunks / block_units;
-  const int blocks_per_pass = 32 / row_blocks, lane_block_row = lane / row_blocks;
-  const unsigned lane_block_at = 16u * block_units * (lane % row_blocks);
-  auto interleave_row = [&](unsigned row_address) {
+  const int blocks_per_pass = 32 / row_blocks, lane_block_row = lane / row_blocks, lane_block = lane % row_blocks;
+  const unsigned lane_block_at = 16u * block_units * lane_block;
+  auto interleave_row = [&](unsigned row_address, bool active) {
     const unsigned at = row_address + lane_block_at;
-    const uint4 u     = ld_shared_v4(at);
+    if (tile_blocks) {
+      // Block g: its lower D values from units 4 g - 2, 4 g - 1 (block 0: 0, 1), its upper
+      // from 4 g + 2, 4 g + 3.
+      uint4 u{}, u1{}, v{}, v1{};
+      if (active) {
+        const unsigned lower = lane_block == 0 ? at : at - 32;
+        u = ld_shared_v4(lower), u1 = ld_shared_v4(lower + 16), v = ld_shared_v4(at + 32), v1 = ld_shared_v4(at + 48);
+      }
+      __syncwarp();
+      if (active) {
+        st_shared_v4(at, u.x, v.x, u.y, v.y);
+        st_shared_v4(at + 16, u.z, v.z, u.w, v.w);
+        st_shared_v4(at + 32, u1.x, v1.x, u1.y, v1.y);
+        st_shared_v4(at + 48, u1.z, v1.z, u1.w, v1.w);
+      }
+      return;
+    }
+    if (!active) return;
+    const uint4 u = ld_shared_v4(at);
     if (block_units == 1) {
       st_shared_v4(at, u.x, u.z, u.y, u.w);
     } else {
@@ -294,18 +349,25 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       st_shared_v4(at + 16, u.z, v.z, u.w, v.w);
     }
   };
+  // Passes of blocks_per_pass rows, the same count in every lane (interleave_row's
+  // __syncwarp).
   auto interleave_arrived = [&](int k) {
-    if (lane_block_row >= blocks_per_pass) return;
+    const bool lane_active = lane_block_row < blocks_per_pass;
     if constexpr (D == 3) {
       const int rows = step_rows + 2 * p.row_halo;
       for (int u = first_plane(k); u <= 2 * p.plane_halo + k; ++u) {
         const unsigned plane = ring_address + (u % p.ring) * plane_bytes;
-        for (int r = lane_block_row; r < rows; r += blocks_per_pass) interleave_row(plane + r * pitch_bytes);
+        for (int r0 = 0; r0 < rows; r0 += blocks_per_pass) {
+          const int r = r0 + lane_block_row;
+          interleave_row(plane + r * pitch_bytes, lane_active && r < rows);
+        }
       }
     } else {
-      for (int a = first_row(k) + lane_block_row, slot = a % p.ring; a < end_row(k);
-           a += blocks_per_pass, slot = next_slot(slot, blocks_per_pass)) {
-        interleave_row(ring_address + slot * pitch_bytes);
+      const int end = end_row(k);
+      for (int a0 = first_row(k), slot = (a0 + lane_block_row) % p.ring; a0 < end;
+           a0 += blocks_per_pass, slot = next_slot(slot, blocks_per_pass)) {
+        const int a = a0 + lane_block_row;
+        interleave_row(ring_address + slot * pitch_bytes + row_shift(a), lane_active && a < end);
       }
     }
   };
@@ -341,7 +403,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       cp_async_wait<1>();
     }
     __syncwarp();  // the other lanes' copies are visible
-    if constexpr (P != Operand::tf32) {
+    if constexpr (P != Operand::tf32 && Loop != RowLoop::shifted_pairs) {  // (split pairs are not interleaved)
       if (p.interleave != 0) {
         interleave_arrived(k);
         __syncwarp();
@@ -358,8 +420,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     unsigned window[row_sets];
 #pragma unroll
     for (int q = 0; q < row_sets; ++q) {
-      window[q] = D == 3 ? ring_address + plane_slot * plane_bytes + (tile_row + 8 * q) * pitch_bytes
-                         : ring_address + next_slot(row_slot, tile_row + 8 * q) * pitch_bytes;
+      window[q] = D == 3 ? ring_address + plane_slot * plane_bytes + set_row<Loop>(q, tile_row) * pitch_bytes
+                         : ring_address + next_slot(row_slot, set_row<Loop>(q, tile_row)) * pitch_bytes;
     }
     auto addresses_of = [&](std::uint32_t offset, unsigned (&address)[row_sets]) {
 #pragma unroll
@@ -389,13 +451,110 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
 #pragma unroll
         for (int q = 0; q < row_sets; ++q) {
           std::uint32_t b[4];
-          load_b(b, address[q] + g * 16 * bytes);
+          load_b(b, address[q] + g * group_bytes);
           mma_sp<P, decltype(selector)::value>(acc[q][g], a, b, e);
         }
       }
     };
     int kc = 0;
-    if (Distinct || p.paired) {
+    if constexpr (Shifted) {
+      // Units of `per` chunks (a pair split by parity, or one interleaved chunk) read rows
+      // one apart: level 0 computes set 0 with unit 0 and set 1 with the last unit, each
+      // its own B'; level l > 0 loads one B' (unit l's runs) for set 0 with unit l and set 1
+      // with unit l - 1, pipelined: the next group's B' and the next unit's A' load while
+      // the current group's MMAs run.
+      // The lane's ldmatrix row of a run (word: offset, and its image row in bits 24-30) for
+      // row set q: wrapped once, then shifted as its ring row is (row_shift).
+      auto fragment_at = [&](std::uint32_t word, int q) {
+        unsigned at = window[q] + (word & 0xFFFFFFu);
+        at          = at >= ring_end ? at - ring_bytes : at;
+        return at + row_shift(static_cast<int>(word >> 24) + set_row<Loop>(q, tile_row));
+      };
+      // Single chunks all take selector 0: an odd chunk's metadata (lanes 4 g + 2, 4 g + 3
+      // of its pair's word) is read by lanes 4 g, 4 g + 1.
+      const unsigned e_swapped = e_base ^ 8u;
+      auto levels = [&](auto per_chunks) {
+        constexpr int per = decltype(per_chunks)::value;
+        const int units   = p.k_chunks / per;
+        auto e_of = [&](int u) {
+          return per == 2 ? ld_shared_u32(e_base + 128 * u) : ld_shared_u32((u & 1 ? e_swapped : e_base) + 128 * (u >> 1));
+        };
+        auto a_unit = [&](int u, std::uint32_t (&a)[per][4]) {
+#pragma unroll
+          for (int c = 0; c < per; ++c) a_of(per * u + c, a[c]);
+        };
+        auto mmas = [&](float (&c)[4], const std::uint32_t (&a)[per][4], const std::uint32_t (&b)[4], std::uint32_t e) {
+          mma_sp<P, 0>(c, a[0], b, e);
+          if constexpr (per == 2) mma_sp<P, 1>(c, a[1], b, e);
+        };
+        std::uint32_t e = e_of(0), pe = e_of(units - 1), a[per][4], pa[per][4];
+        a_unit(0, a);
+        a_unit(units - 1, pa);
+        {
+          const unsigned at0 = fragment_at(ld_shared_u32(r_base), 0);
+          const unsigned at1 = fragment_at(ld_shared_u32(r_base + 16 * per * (units - 1)), 1);
+#pragma unroll
+          for (int g = 0; g < strip_groups; ++g) {
+            std::uint32_t b0[4], b1[4];
+            load_b(b0, at0 + g * group_bytes);
+            load_b(b1, at1 + g * group_bytes);
+            mmas(acc[0][g], a, b0, e);
+            mmas(acc[1][g], pa, b1, pe);
+          }
+        }
+        unsigned at = fragment_at(ld_shared_u32(r_base + 16 * per), 0);
+        std::uint32_t b[4];
+        load_b(b, at);
+        pe = e;
+        e  = e_of(1);
+#pragma unroll
+        for (int c = 0; c < per; ++c) {
+#pragma unroll
+          for (int v = 0; v < 4; ++v) pa[c][v] = a[c][v];
+        }
+        a_unit(1, a);
+        auto level = [&](int l, auto last) {
+          constexpr bool is_last = decltype(last)::value;
+          std::uint32_t next_e = 0, next_r = 0, next_a[per][4];
+          if constexpr (!is_last) {
+            next_e = e_of(l + 1);
+            next_r = ld_shared_u32(r_base + 16 * per * (l + 1));
+          }
+#pragma unroll
+          for (int g = 0; g < strip_groups; ++g) {
+            std::uint32_t next_b[4];
+            if (g + 1 < strip_groups) {
+              load_b(next_b, at + (g + 1) * group_bytes);
+            } else if constexpr (!is_last) {
+              at = fragment_at(next_r, 0);
+              load_b(next_b, at);
+            }
+            if constexpr (!is_last) {
+              if (g + 2 == strip_groups) a_unit(l + 1, next_a);
+            }
+            mmas(acc[0][g], a, b, e);
+            mmas(acc[1][g], pa, b, pe);
+            if (g + 1 < strip_groups || !is_last) {
+#pragma unroll
+              for (int v = 0; v < 4; ++v) b[v] = next_b[v];
+            }
+          }
+          if constexpr (!is_last) {
+            pe = e;
+            e  = next_e;
+#pragma unroll
+            for (int c = 0; c < per; ++c) {
+#pragma unroll
+              for (int v = 0; v < 4; ++v) pa[c][v] = a[c][v], a[c][v] = next_a[c][v];
+            }
+          }
+        };
+        for (int l = 1; l + 1 < units; ++l) level(l, std::false_type{});
+        level(units - 1, std::true_type{});
+      };
+      levels(std::integral_constant<int, Loop == RowLoop::shifted_pairs ? 2 : 1>{});
+      kc = p.k_chunks;
+    } else if (Distinct || p.paired) {
       // A software pipeline over pairs of chunks: every pair reads one set of runs (rows
       // split by parity, `paired`), or every chunk its own (`Distinct`, interleaved rows:
       // the pair's second chunk then follows its first group by group). The next group's
@@ -431,7 +590,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
             // last group is loaded)
             if (own_runs && t + 1 == strip_groups) addresses_of(second_r, address);
 #pragma unroll
-            for (int q = 0; q < row_sets; ++q) load_b(next_b[q], address[q] + (t + 1) % strip_groups * 16 * bytes);
+            for (int q = 0; q < row_sets; ++q) load_b(next_b[q], address[q] + (t + 1) % strip_groups * group_bytes);
           } else if constexpr (!decltype(last)::value) {
             addresses_of(next_r, address);
 #pragma unroll
@@ -490,7 +649,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
 #pragma unroll
           for (int q = 0; q < row_sets; ++q) {
             std::uint32_t b[4];
-            load_b(b, address[q] + g * 16 * bytes);
+            load_b(b, address[q] + g * group_bytes);
             mma_sp<P, 0>(acc[q][g], a0, b, e);
             mma_sp<P, 1>(acc[q][g], a1, b, e);
           }
@@ -525,7 +684,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         const int m = lane >> 3;
 #pragma unroll
         for (int q = 0; q < strip_groups; q += 2) {
-          stmatrix_x4_trans(stage_address + bytes * ((8 * rs + tile_row) * p.stage_pitch + 16 * q + 8 * m),
+          stmatrix_x4_trans(stage_address + bytes * (set_row<Loop>(rs, tile_row) * p.stage_pitch + 16 * q + 8 * m),
                             pack_pair<P>(c[q][0], c[q][1]), pack_pair<P>(c[q][2], c[q][3]),
                             pack_pair<P>(c[q + 1][0], c[q + 1][1]), pack_pair<P>(c[q + 1][2], c[q + 1][3]));
         }
@@ -533,11 +692,12 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         const int g = lane >> 2, t = lane & 3;
 #pragma unroll
         for (int q = 0; q < strip_groups; ++q) {
-          T* at = stage + (8 * rs + 2 * t) * p.stage_pitch + 16 * q + g;
-          at[0]                 = to_storage<P>(c[q][0]);
-          at[p.stage_pitch]     = to_storage<P>(c[q][1]);
-          at[8]                 = to_storage<P>(c[q][2]);
-          at[p.stage_pitch + 8] = to_storage<P>(c[q][3]);
+          T* const even = stage + set_row<Loop>(rs, 2 * t) * p.stage_pitch + 16 * q + g;
+          T* const odd  = even + (set_row<Loop>(0, 1) - set_row<Loop>(0, 0)) * p.stage_pitch;
+          even[0] = to_storage<P>(c[q][0]);
+          odd[0]  = to_storage<P>(c[q][1]);
+          even[8] = to_storage<P>(c[q][2]);
+          odd[8]  = to_storage<P>(c[q][3]);
         }
       }
     }

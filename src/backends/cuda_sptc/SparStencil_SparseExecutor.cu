@@ -77,6 +77,7 @@ struct SparseExecutor::State {
   Kernel kernel = nullptr;
   RowRunParams run_params;      ///< row-run plans
   RunKernel run_kernel = nullptr;
+  const char* run_loop = "";     ///< the row-run kernel's loop over k chunks, for describe()
   int held_chunks = 0;
   int block_threads = impl::threads_per_block;
   int device      = 0;
@@ -118,19 +119,25 @@ long best_segments(long columns, long planes, long resident, int prologue) {
 
 namespace {
 template <Operand P>
-RunKernel row_run_variant(int dims, bool distinct) {
+RunKernel row_run_variant(int dims, const RowRunLayout& l) {
   using impl::row_run_kernel;
-  // The Distinct variant exists for 16-bit values (interleaved rows) in 1-D and 3-D, the
-  // only plans RowRunLayout::distinct marks.
+  using impl::RowLoop;
+  // The distinct and shifted variants exist for 16-bit values, the only plans
+  // RowRunLayout::distinct (1-D, 3-D) and RowRunLayout::shifted (2-D) mark.
   if constexpr (P != Operand::tf32) {
-    if (distinct && dims != 2) return dims == 1 ? row_run_kernel<P, 1, true> : row_run_kernel<P, 3, true>;
+    if (l.distinct && dims != 2) {
+      return dims == 1 ? row_run_kernel<P, 1, RowLoop::distinct> : row_run_kernel<P, 3, RowLoop::distinct>;
+    }
+    if (l.shifted && dims == 2) {
+      return l.paired ? row_run_kernel<P, 2, RowLoop::shifted_pairs> : row_run_kernel<P, 2, RowLoop::shifted_chunks>;
+    }
   }
   return dims == 1 ? row_run_kernel<P, 1> : dims == 2 ? row_run_kernel<P, 2> : row_run_kernel<P, 3>;
 }
-RunKernel row_run_variant(Operand op, int dims, bool distinct) {
-  return op == Operand::f16    ? row_run_variant<Operand::f16>(dims, distinct)
-         : op == Operand::bf16 ? row_run_variant<Operand::bf16>(dims, distinct)
-                               : row_run_variant<Operand::tf32>(dims, distinct);
+RunKernel row_run_variant(Operand op, int dims, const RowRunLayout& l) {
+  return op == Operand::f16    ? row_run_variant<Operand::f16>(dims, l)
+         : op == Operand::bf16 ? row_run_variant<Operand::bf16>(dims, l)
+                               : row_run_variant<Operand::tf32>(dims, l);
 }
 }  // namespace
 
@@ -153,12 +160,19 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   p.row_halo     = l.row_halo;
   p.plane_halo   = l.plane_halo;
   p.lead         = l.lead;
-  if (plan.interleave != 0 && plan.interleave != 4 && plan.interleave != 8) {
-    fail("SparseExecutor", "image rows interleave pairs 4 or 8 values apart, not ", plan.interleave);
+  if (plan.interleave != 0 && plan.interleave != 4 && plan.interleave != 8 && plan.interleave != 16) {
+    fail("SparseExecutor", "image rows interleave pairs 4, 8 or 16 values apart, not ", plan.interleave);
   }
   if (plan.interleave != 0 && op == Operand::tf32) fail("SparseExecutor", "interleaved image rows hold 16-bit values");
+  if (plan.interleave == 16 && !(D == 2 && l.shifted && !l.paired)) {
+    fail("SparseExecutor", "a block per tile (pairs interleaved 16 apart) is for 2-D plans whose rows shift");
+  }
   p.interleave   = plan.interleave;
+  // A tile's runs in the ring row: 16 values on per group of 8 tiles, 32 where every tile
+  // has a block of its own (D = 16).
+  p.group_bytes  = (plan.interleave > 8 ? 2 * plan.interleave : 16) * s.element_bytes;
   p.chunks       = l.row_values / l.vector;
+  p.copy_chunks  = l.copied_values / l.vector;
   p.pitch        = l.pitch;
   p.ring         = l.ring;
   p.plane_values = l.plane_values;
@@ -169,7 +183,9 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   p.warps        = l.warps;
   p.k_chunks     = plan.a.k_chunks;
   p.runs         = static_cast<int>(plan.runs.size());
-  if (p.chunks > 32) fail("SparseExecutor", "image rows of ", l.row_values, " values are too long for a warp");
+  if (p.copy_chunks > 32 || p.chunks > 32) {
+    fail("SparseExecutor", "image rows of ", l.row_values, " values are too long for a warp");
+  }
   // Interleaved rows are copied as they are, 16 bytes at a time, then interleaved block by
   // block in the ring: image rows start 16-byte aligned and hold whole blocks.
   if (plan.interleave != 0 && (l.lead % l.vector != 0 || p.chunks % (plan.interleave / 4) != 0)) {
@@ -220,7 +236,12 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   p.a_metadata = s.keep(upload(plan.a.metadata));
   p.run_words  = s.keep(upload(words));
 
-  s.run_kernel = row_run_variant(op, D, l.distinct);
+  s.run_kernel = row_run_variant(op, D, l);
+  const bool sixteen_bit = op != Operand::tf32;
+  s.run_loop = sixteen_bit && l.shifted && D == 2    ? (l.paired ? "shifted pair loop" : "shifted chunk loop")
+               : sixteen_bit && l.distinct && D != 2 ? "pipelined distinct loop"
+               : l.paired                            ? "pipelined pair loop"
+                                                     : "chunk loop";
   s.shared_bytes   = l.shared_bytes;
   s.block_threads  = 32 * l.warps;
   int shared_limit = 0;
@@ -407,7 +428,7 @@ std::string SparseExecutor::describe() const {
   if (s.run_kernel != nullptr) {
     const RowRunParams& p = s.run_params;
     out << to_string(s.plan.precision) << " row runs" << (s.plan.interleave != 0 ? " (interleaved)" : "") << ", "
-        << p.k_chunks << " chunks, " << s.grid_blocks << " blocks x "
+        << p.k_chunks << " chunks, " << s.run_loop << ", " << s.grid_blocks << " blocks x "
         << s.block_threads << ", " << p.segment << " steps a warp, " << s.shared_bytes << " B shared";
     return out.str();
   }
