@@ -349,25 +349,28 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       st_shared_v4(at + 16, u.z, v.z, u.w, v.w);
     }
   };
-  // Passes of blocks_per_pass rows, the same count in every lane (interleave_row's
-  // __syncwarp).
+  // Passes of blocks_per_pass rows; in the variant that may hold a block per tile, the
+  // same count in every lane (interleave_row's __syncwarp).
   auto interleave_arrived = [&](int k) {
     const bool lane_active = lane_block_row < blocks_per_pass;
+    if (!TileBlocks && !lane_active) return;
     if constexpr (D == 3) {
       const int rows = step_rows + 2 * p.row_halo;
       for (int u = first_plane(k); u <= 2 * p.plane_halo + k; ++u) {
         const unsigned plane = ring_address + (u % p.ring) * plane_bytes;
-        for (int r0 = 0; r0 < rows; r0 += blocks_per_pass) {
-          const int r = r0 + lane_block_row;
-          interleave_row(plane + r * pitch_bytes, lane_active && r < rows);
-        }
+        for (int r = lane_block_row; r < rows; r += blocks_per_pass) interleave_row(plane + r * pitch_bytes, true);
       }
-    } else {
+    } else if constexpr (TileBlocks) {
       const int end = end_row(k);
       for (int a0 = first_row(k), slot = (a0 + lane_block_row) % p.ring; a0 < end;
            a0 += blocks_per_pass, slot = next_slot(slot, blocks_per_pass)) {
         const int a = a0 + lane_block_row;
         interleave_row(ring_address + slot * pitch_bytes + row_shift(a), lane_active && a < end);
+      }
+    } else {
+      for (int a = first_row(k) + lane_block_row, slot = a % p.ring; a < end_row(k);
+           a += blocks_per_pass, slot = next_slot(slot, blocks_per_pass)) {
+        interleave_row(ring_address + slot * pitch_bytes + row_shift(a), true);
       }
     }
   };
