@@ -446,7 +446,8 @@ TEST(Planner, ExplainsTheFourScenarios) {
       {"heat2d", {10240, 10240}, 1, 1, "no gain possible"},         // memory bound on both sides
       {"box3d27p", {512, 512, 512}, 3, 2, "tensor cores lose"},     // fusion inflates alpha / S
       {"box2d49p", {10240, 10240}, 1, 3, "tensor cores win"},       // 49 FMAs a point: plain cores compute bound
-      {"box2d:r=7", {10240, 10240}, 1, 4, "alpha < S P_TC / P_CU"}, // compute bound on both
+      {"box2d:r=8", {10240, 10240}, 1, 4, "alpha < S P_TC / P_CU"}, // compute bound on both
+      {"box2d:r=7", {10240, 10240}, 1, 3, "tensor cores win"},      // interleaved 16 apart: half the MMAs
   };
   for (const Case& c : cases) {
     PlanRequest r;

@@ -275,8 +275,9 @@ TEST(StridedSwapping, SpiderBox15x15RowOf16) {
                                    16, 1, 18, 3, 20, 5, 22, 7, 24, 9, 26, 11, 28, 13, zero_column, 15};
   EXPECT_EQ(std::vector<int>(o.columns.begin(), o.columns.begin() + 32), first_row);
   EXPECT_LE(max_nonzeros_per_group(a, o, 4), 2);
-  // The planner reaches the same K when strided swapping is asked for (gather form); its
-  // row-run plan splits every stencil row by tap parity instead (two runs of 32 each).
+  // The planner reaches the same K when strided swapping is asked for (gather form), and
+  // so does its row-run plan, interleaving every image row's pairs 16 apart (a block of 32
+  // values per tile); split by tap parity instead, a row costs two chunks.
   PlanRequest r;
   r.stencil = s;
   r.grid    = {10240, 10240};
@@ -284,8 +285,11 @@ TEST(StridedSwapping, SpiderBox15x15RowOf16) {
   EXPECT_EQ(make_sparse_plan(r, {1, 16}).order.columns.size(), 480u);
   r.pairing = Pairing::best;
   const Plan runs = make_sparse_plan(r, {1, 16});
-  EXPECT_EQ(runs.order.columns.size(), 960u);
-  EXPECT_EQ(runs.pairing, "row runs, parity split");
+  EXPECT_EQ(runs.order.columns.size(), 480u);
+  EXPECT_EQ(runs.pairing, "row runs, pairs interleaved 16 apart");
+  r.pairing = Pairing::parity_split;
+  EXPECT_EQ(make_sparse_plan(r, {1, 16}).order.columns.size(), 960u);
+  r.pairing = Pairing::best;
   EXPECT_EQ(make_plan(r).executor, ExecutorKind::cuda_sptc);
   EXPECT_ERROR_MENTIONS(pair_columns_strided(morph(s, {2, 8}), PatchGeometry<2>({2, 8}, s.radius())),
                         "is not a row");
