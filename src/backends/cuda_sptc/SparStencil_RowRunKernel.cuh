@@ -1,8 +1,9 @@
 #pragma once
 /// The row-run kernel: row-run plans (Plan::runs, core/SparStencil_RowRuns.cpp) on sparse
 /// tensor cores. Tiles are 16 outputs along the fastest axis; an MMA's 8 tiles are 8
-/// consecutive rows at one position, so B' is 4 runs of 16 bytes per tile and k chunk:
-/// one ldmatrix.x4 per mma.sp, no gather table, no per-element loads.
+/// rows at one position (consecutive, or every other row in the shifted loops), so B' is
+/// 4 runs of 16 bytes per tile and k chunk: one ldmatrix.x4 per mma.sp, no gather table,
+/// no per-element loads.
 ///
 /// Every warp works on its own (no block barrier once A' is in shared memory): it owns a
 /// strip of `width` outputs (RowRunLayout) and a range of steps along axis 0, a step
@@ -14,13 +15,16 @@
 ///      end of the grid; the ring keeps what later steps read again, so every input row
 ///      is read once per strip (2-D rows inside the grid: one pointer add and one cp.async
 ///      a row). Interleaved rows (SPIDER's strided swapping) are copied as they are and
-///      interleaved in place once they arrive;
+///      interleaved in place once they arrive (pairs 16 apart: spread over a block of 32
+///      values per tile);
 ///   2. per k chunk, A' (values, metadata) and the lane's run come from shared memory,
 ///      then per row set (8 rows) and group of 8 tiles one ldmatrix.x4 and one mma.sp
 ///      (one ldmatrix.x4 for two mma.sp where a split row's two parts read the same runs;
 ///      where every pair of chunks does (RowRunLayout::paired), or, in the `Distinct`
 ///      variant, every chunk reads runs of its own, a software pipeline loads the next
-///      group's B' and the next pair's A' while the current group computes);
+///      group's B' and the next pair's A' while the current group computes; in 2-D boxes
+///      the shifted loops load one B' for row set 0 with one unit and row set 1 with the
+///      unit a row above, RowLoop);
 ///   3. results are staged in shared memory (stmatrix for 16-bit values on sm_90; in 3-D
 ///      in the ring plane the step has just finished with) and stored as 16-byte runs
 ///      under the boundary contract.
