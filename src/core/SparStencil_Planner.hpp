@@ -85,8 +85,10 @@ struct RowRunLayout {
   /// chunks, 1-D or 3-D: the kernel's variant pipelining such pairs, each chunk's B'
   /// loaded for it.
   bool distinct = false;
-  /// 2-D, 16-bit, paired: pair l + 1 reads pair l's runs one image row down (boxes), so
-  /// the kernel's shifted loop loads one B' for two pairs (row sets of alternate rows).
+  /// 2-D, 16-bit: every unit (a pair split by parity, or one interleaved chunk) reads the
+  /// runs of the unit before one image row down (boxes), so the kernel's shifted loops load
+  /// one B' for two units (row sets of alternate rows). Pairs interleaved 16 apart (a block
+  /// per tile) are planned only where this holds.
   bool shifted = false;
   std::size_t shared_bytes = 0;  ///< per thread block: the warps' buffers, A', metadata, run table
 };

@@ -118,26 +118,39 @@ long best_segments(long columns, long planes, long resident, int prologue) {
 }  // namespace
 
 namespace {
+using impl::RowLoop;
+/// The row-run kernel's loop for a plan: the distinct and shifted variants exist for 16-bit
+/// values, in the dimensions RowRunLayout::distinct (1-D, 3-D) and ::shifted (2-D) mark.
+RowLoop row_loop(Operand op, int dims, const RowRunLayout& l) {
+  if (op == Operand::tf32) return RowLoop::standard;
+  if (l.distinct && dims != 2) return RowLoop::distinct;
+  if (l.shifted && dims == 2) return l.paired ? RowLoop::shifted_pairs : RowLoop::shifted_chunks;
+  return RowLoop::standard;
+}
+const char* loop_name(RowLoop loop, bool paired) {
+  switch (loop) {
+    case RowLoop::shifted_pairs: return "shifted pair loop";
+    case RowLoop::shifted_chunks: return "shifted chunk loop";
+    case RowLoop::distinct: return "pipelined distinct loop";
+    default: return paired ? "pipelined pair loop" : "chunk loop";
+  }
+}
 template <Operand P>
-RunKernel row_run_variant(int dims, const RowRunLayout& l) {
+RunKernel row_run_variant(int dims, RowLoop loop) {
   using impl::row_run_kernel;
-  using impl::RowLoop;
-  // The distinct and shifted variants exist for 16-bit values, the only plans
-  // RowRunLayout::distinct (1-D, 3-D) and RowRunLayout::shifted (2-D) mark.
   if constexpr (P != Operand::tf32) {
-    if (l.distinct && dims != 2) {
+    if (loop == RowLoop::distinct) {
       return dims == 1 ? row_run_kernel<P, 1, RowLoop::distinct> : row_run_kernel<P, 3, RowLoop::distinct>;
     }
-    if (l.shifted && dims == 2) {
-      return l.paired ? row_run_kernel<P, 2, RowLoop::shifted_pairs> : row_run_kernel<P, 2, RowLoop::shifted_chunks>;
-    }
+    if (loop == RowLoop::shifted_pairs) return row_run_kernel<P, 2, RowLoop::shifted_pairs>;
+    if (loop == RowLoop::shifted_chunks) return row_run_kernel<P, 2, RowLoop::shifted_chunks>;
   }
   return dims == 1 ? row_run_kernel<P, 1> : dims == 2 ? row_run_kernel<P, 2> : row_run_kernel<P, 3>;
 }
-RunKernel row_run_variant(Operand op, int dims, const RowRunLayout& l) {
-  return op == Operand::f16    ? row_run_variant<Operand::f16>(dims, l)
-         : op == Operand::bf16 ? row_run_variant<Operand::bf16>(dims, l)
-                               : row_run_variant<Operand::tf32>(dims, l);
+RunKernel row_run_variant(Operand op, int dims, RowLoop loop) {
+  return op == Operand::f16    ? row_run_variant<Operand::f16>(dims, loop)
+         : op == Operand::bf16 ? row_run_variant<Operand::bf16>(dims, loop)
+                               : row_run_variant<Operand::tf32>(dims, loop);
 }
 }  // namespace
 
@@ -236,12 +249,9 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   p.a_metadata = s.keep(upload(plan.a.metadata));
   p.run_words  = s.keep(upload(words));
 
-  s.run_kernel = row_run_variant(op, D, l);
-  const bool sixteen_bit = op != Operand::tf32;
-  s.run_loop = sixteen_bit && l.shifted && D == 2    ? (l.paired ? "shifted pair loop" : "shifted chunk loop")
-               : sixteen_bit && l.distinct && D != 2 ? "pipelined distinct loop"
-               : l.paired                            ? "pipelined pair loop"
-                                                     : "chunk loop";
+  const RowLoop loop = row_loop(op, D, l);
+  s.run_kernel       = row_run_variant(op, D, loop);
+  s.run_loop         = loop_name(loop, l.paired);
   s.shared_bytes   = l.shared_bytes;
   s.block_threads  = 32 * l.warps;
   int shared_limit = 0;
