@@ -272,9 +272,18 @@ TEST(Planner, RowRunsReadWhatTheGatherTableSays) {
                 << name(any) << " " << to_string(precision) << " t=" << steps << " K row " << k;
           }
           // Runs start aligned in the kernel's image rows: one 16-byte ldmatrix row each.
-          const int lead = sparstencil::row_run_layout(plan).lead;
+          const RowRunLayout layout = sparstencil::row_run_layout(plan);
+          const int lead            = layout.lead;
           for (const sparstencil::Run& run : plan.runs) {
             EXPECT_EQ((lead + run.offset[D - 1]) % (16 / storage_bytes(precision)), 0);
+          }
+          // 1-D/2-D rings hold whole steps (a step's rows never wrap) and the steps in
+          // flight; a step's outputs are staged in its own first rows.
+          if (D < 3) {
+            EXPECT_EQ(layout.ring % layout.rows, 0) << name(any);
+            EXPECT_GE(layout.ring, layout.rows * (layout.ahead + 1) + 2 * layout.row_halo) << name(any);
+            EXPECT_TRUE(layout.stage_in_ring);
+            EXPECT_EQ(layout.stage_pitch, layout.pitch);
           }
           // The packed A' carries every weight once (taps split by parity included).
           expect_packing_round_trips(plan, morph(as<D>(plan.stencil), tile_of<D>(tile)));
@@ -350,8 +359,12 @@ TEST(Planner, InterleavedRowsHalveTheChunksOfWideRows) {
   EXPECT_TRUE(wide_layout.shifted);
   EXPECT_EQ(wide_layout.row_values, 4 * 32);     // a block per tile of the strip
   EXPECT_EQ(wide_layout.copied_values, 48 + 32);  // the distinct values they hold
+  // 48 ring rows (one step in flight: 2 x 16 + 14, whole steps) with the outputs staged in
+  // them keep 8 warps a block (staged beside 46 rows, 7).
+  EXPECT_EQ(wide_layout.ring, 48);
+  EXPECT_EQ(wide_layout.warps, 8);
   r.pairing = Pairing::best;
-  EXPECT_EQ(make_sparse_plan(r, {1, 16}).interleave, 16);  // the cost model's pick (H100: 301-308 against 269-273)
+  EXPECT_EQ(make_sparse_plan(r, {1, 16}).interleave, 16);  // the cost model's pick (H100: 350-360 against 311-313)
   r.stencil = box<3>(4);  // 3-D: no block per tile
   r.grid    = {16, 16, 64};
   r.pairing = Pairing::interleaved;

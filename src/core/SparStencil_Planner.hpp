@@ -73,8 +73,9 @@ struct RowRunLayout {
   int plane_values = 0;  ///< 3-D: one plane of the ring (rows + 2 row_halo rows)
   int ahead       = 1;   ///< steps whose image is in flight while one computes
   int stage_pitch = 0;   ///< values between rows of a warp's staged outputs
-  /// 3-D: a step's outputs are staged in the ring plane it has just finished with (the
-  /// step's first plane, rewritten only by the next step's request), not beside the ring.
+  /// A step's outputs are staged in the ring (1-D/2-D: in the step's first `rows` rows,
+  /// stage_pitch = pitch; 3-D: in the step's first plane where it holds them), which the
+  /// step has just finished with and only the next step's request rewrites; else beside it.
   bool stage_in_ring = false;
   int warp_values = 0;   ///< shared values one warp owns: ring and staging
   int warps       = 8;   ///< warps per thread block

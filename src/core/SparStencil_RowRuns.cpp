@@ -321,14 +321,18 @@ RowRunLayout row_run_layout(const Plan& p) {
   // 8 rows, so they keep a unit spare.
   l.pitch = l.row_values + (l.shifted ? V : 0);
   if ((l.pitch / V) % 2 == 0) l.pitch += V;
-  l.stage_pitch = l.width + V;
   // Two steps in flight where the ring stays small, else one.
   auto ring_for = [&](int ahead) {
     if (D == 3) return 2 * l.plane_halo + 1 + ahead;
-    return l.rows * (ahead + 1) + 2 * l.row_halo;  // rows
+    // 1-D/2-D rows: whole steps, so a step's rows never wrap (and an ldmatrix's 8 rows keep
+    // their banks across the ring's end: the shifted loops' row shift has a 16-row period).
+    return (l.rows * (ahead + 1) + 2 * l.row_halo + l.rows - 1) / l.rows * l.rows;
   };
-  l.plane_values  = (l.rows + 2 * l.row_halo) * l.pitch;
-  l.stage_in_ring = D == 3 && l.plane_values >= l.rows * l.stage_pitch;
+  l.plane_values = (l.rows + 2 * l.row_halo) * l.pitch;
+  // 3-D: in the step's first plane where it holds the rows; 1-D/2-D: in the step's first
+  // rows, which no later step reads and the next step's request rewrites.
+  l.stage_in_ring = D < 3 || l.plane_values >= l.rows * (l.width + V);
+  l.stage_pitch   = D < 3 ? l.pitch : l.width + V;
   auto warp_values = [&](int ring) {
     return (D == 3 ? ring * l.plane_values : ring * l.pitch) + (l.stage_in_ring ? 0 : l.rows * l.stage_pitch);
   };

@@ -216,6 +216,37 @@ TEST(SparseExecutor, PresetsOnLargerOddAndPrimeGrids) {
   }
 }
 
+TEST(SparseExecutor, InterleavedRowsOnAlignedGrids) {
+  SKIP_WITHOUT_SPARSE_GPU();
+  // 2-D interleaved rows whose pairs all lie inside the grid are copied pair by pair
+  // straight to their interleaved places; elsewhere (the edges, periodic wraps) as they
+  // are and interleaved in place. Rows of 200 values (16-byte aligned) put whole strips
+  // inside; 16-bit values; every boundary; pairs 4, 8 and 16 apart (the 15 x 15 box).
+  std::uint64_t seed = 500;
+  std::vector<AnyStencil> set = presets::standard_set();
+  set.push_back(box<2>(7));
+  set.push_back(box<2>(5));
+  int n = 0;
+  for (const AnyStencil& any : set) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      if constexpr (D == 2) {
+        for (Precision p : {Precision::f16, Precision::bf16}) {
+          for (Boundary b : all_boundaries) {
+            PlanRequest r = sparse_request<2>(s, p, b, {83, 200});
+            r.pairing     = Pairing::interleaved;
+            const Plan plan = make_sparse_plan(r, {1, 16});
+            ASSERT_NE(plan.interleave, 0) << name(any);
+            expect_gpu_matches<2>(plan, seed++);
+            ++n;
+          }
+        }
+      }
+    }, any);
+  }
+  EXPECT_EQ(n, 36);
+}
+
 TEST(SparseExecutor, FusedPresets) {
   SKIP_WITHOUT_SPARSE_GPU();
   std::uint64_t seed = 200;

@@ -14,9 +14,10 @@
 ///      where a periodic row wraps whole, element copies only where a chunk straddles an
 ///      end of the grid; the ring keeps what later steps read again, so every input row
 ///      is read once per strip (2-D rows inside the grid: one pointer add and one cp.async
-///      a row). Interleaved rows (SPIDER's strided swapping) are copied as they are and
-///      interleaved in place once they arrive (pairs 16 apart: spread over a block of 32
-///      values per tile);
+///      a row; the ring holds whole steps, so a step's rows never wrap). Interleaved rows
+///      (SPIDER's strided swapping) are copied pair by pair to their places in 2-D rows
+///      inside the grid, elsewhere as they are and interleaved in place once they arrive
+///      (pairs 16 apart: a block of 32 values per tile);
 ///   2. per k chunk, A' (values, metadata) and the lane's run come from shared memory,
 ///      then per row set (8 rows) and group of 8 tiles one ldmatrix.x4 and one mma.sp
 ///      (one ldmatrix.x4 for two mma.sp where a split row's two parts read the same runs;
@@ -25,9 +26,9 @@
 ///      group's B' and the next pair's A' while the current group computes; in 2-D boxes
 ///      the shifted loops load one B' for row set 0 with one unit and row set 1 with the
 ///      unit a row above, RowLoop);
-///   3. results are staged in shared memory (stmatrix for 16-bit values on sm_90; in 3-D
-///      in the ring plane the step has just finished with) and stored as 16-byte runs
-///      under the boundary contract.
+///   3. results are staged in shared memory (stmatrix for 16-bit values on sm_90), in the
+///      ring rows (1-D/2-D) or plane (3-D) the step has just finished with, and stored as
+///      16-byte runs under the boundary contract.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -167,6 +168,8 @@ template <Operand P, int D, RowLoop Loop = RowLoop::standard>
 __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   constexpr bool Distinct = Loop == RowLoop::distinct;
   constexpr bool Shifted  = Loop == RowLoop::shifted_pairs || Loop == RowLoop::shifted_chunks;
+  // Variants that may hold interleaved rows (16-bit; split pairs are never interleaved).
+  constexpr bool Interleaved = P != Operand::tf32 && Loop != RowLoop::shifted_pairs;
   static_assert(!Shifted || (D == 2 && P != Operand::tf32), "the shifted loop is for 2-D 16-bit plans");
   using T = storage_t<P>;
   constexpr int V          = 16 / sizeof(T);
@@ -246,6 +249,22 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   // for 3-D planes measured slower on the H100, Heat-3D 467 -> 450 and Box-3D27P 328 -> 310
   // GStencil/s: not taken.)
   const bool warp_whole = __all_sync(0xFFFFFFFFu, lane_whole || lane_row >= rows_per_pass);
+  // Interleaved 2-D rows whose pairs all lie inside the grid are copied pair by pair (4
+  // bytes) straight to their interleaved places, no in-place pass: lane l fills words l and
+  // l + 32 of a ring row. Word d of block b = d / D (a block's D words) holds the block's
+  // pair (d mod D) / 2, or the one D / 2 pairs on where d is odd; a block's pairs start D
+  // pairs after the block before (D / 2 with a block per tile: neighbours overlap).
+  const int row_words = 4 * p.chunks;
+  int pair_column = 0, pair_step = 0;  // grid columns of the lane's words l and l + 32 (from pair_column)
+  bool pairs_whole = false;
+  if (D == 2 && Interleaved && p.interleave != 0 && row_words <= 64) {
+    const int half = p.interleave / 2, block_step = tile_blocks ? half : p.interleave, l = lane % p.interleave;
+    pair_column = x0 - p.lead + 2 * (lane / p.interleave * block_step + (l >> 1) + (l & 1) * half);
+    pair_step   = 64 / p.interleave * block_step;
+    auto inside = [&](int word, int column) { return word >= row_words || (column >= 0 && column + 2 <= n_x); };
+    pairs_whole = p.in_aligned && __all_sync(0xFFFFFFFFu, inside(lane, pair_column) &&
+                                                              inside(lane + 32, pair_column + pair_step));
+  }
   // Grid row y of `plane` (nullptr: outside the grid): wrapped (periodic) or nullptr
   // outside; a compare where it lies inside.
   auto source_row = [&](const T* plane, int y) -> const T* {
@@ -272,7 +291,28 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   auto first_plane = [&](int k) { return k == 0 ? 0 : 2 * p.plane_halo + k; };           // 3-D: [first, last]
   auto first_row   = [&](int k) { return k == 0 ? 0 : step_rows * k + 2 * p.row_halo; };  // 1-D/2-D:
   auto end_row     = [&](int k) { return step_rows * (k + 1) + 2 * p.row_halo; };        //   [first, end)
+  unsigned raw_steps = 0;  // bit k mod 4: step k's interleaved rows came as they are (in-place pass due)
   auto request = [&](int k) {
+    if constexpr (D == 2) {
+      const int a0 = first_row(k), a1 = end_row(k);
+      if (pairs_whole && row_origin + a0 >= 0 && row_origin + a1 <= n_y) {
+        const T* from          = in + static_cast<long>(row_origin + a0) * p.in_stride[1] + pair_column;
+        unsigned at            = ring_address + a0 % p.ring * pitch_bytes + 4 * lane;
+        const unsigned lane_end = ring_end + 4 * lane;
+#pragma unroll 2
+        for (int a = a0; a < a1; ++a, from += p.in_stride[1]) {
+          const unsigned to = at + row_shift(a);
+          if (lane < row_words) cp_async_4(to, from);
+          if (lane + 32 < row_words) cp_async_4(to + 128, from + pair_step);
+          at += pitch_bytes;
+          if (at >= lane_end) at -= ring_bytes;
+        }
+        raw_steps &= ~(1u << (k & 3));
+        cp_async_commit();
+        return;
+      }
+    }
+    raw_steps |= 1u << (k & 3);
     if (lane_row < rows_per_pass) {
       if constexpr (D == 3) {
         const int rows = step_rows + 2 * p.row_halo;
@@ -393,7 +433,11 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const bool store_whole =
       D > 1 && p.out_aligned && store_x >= rim[2] && store_x + V <= p.extent[2] - rim[2];
   T* const out_lane = static_cast<T*>(p.out) + store_x;
-  const int staged_lane = store_row * p.stage_pitch + store_chunk * V;  // in the staging rows
+  // Staging row 8 q + t holds the outputs of tile t of row set q, step row set_row(q, t)
+  // (so stmatrix's 8 rows are consecutive, on distinct banks, in the shifted loops too):
+  // the lane's rows store_row + store_rows m are staging rows slot(store_row) + slot_step m.
+  constexpr int slot_step = Shifted ? store_rows / 2 : store_rows;
+  const int staged_lane = (Shifted ? (store_row >> 1) + 8 * (store_row & 1) : store_row) * p.stage_pitch + store_chunk * V;
 
   int plane_slot = 0;  // 3-D: ring slot of step k's first plane (k mod ring)
   int row_slot   = 0;  // 1-D/2-D: ring slot of step k's first image row (S k mod ring)
@@ -410,8 +454,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       cp_async_wait<1>();
     }
     __syncwarp();  // the other lanes' copies are visible
-    if constexpr (P != Operand::tf32 && Loop != RowLoop::shifted_pairs) {  // (split pairs are not interleaved)
-      if (p.interleave != 0) {
+    if constexpr (Interleaved) {
+      if (p.interleave != 0 && (raw_steps >> (k & 3) & 1u) != 0) {
         interleave_arrived(k);
         __syncwarp();
       }
@@ -494,9 +538,13 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           mma_sp<P, 0>(c, a[0], b, e);
           if constexpr (per == 2) mma_sp<P, 1>(c, a[1], b, e);
         };
-        std::uint32_t e = e_of(0), pe = e_of(units - 1), a[per][4], pa[per][4];
-        a_unit(0, a);
-        a_unit(units - 1, pa);
+        // A' and metadata of three units rotate through three buffers (level l: unit l, unit
+        // l - 1, unit l + 1 arriving), the level loop unrolled by that period so no register
+        // is copied from level to level. Level 0: unit 0 in buffer 0, the last unit in 1.
+        std::uint32_t A[3][per][4], E[3];
+        E[0] = e_of(0), E[1] = e_of(units - 1);
+        a_unit(0, A[0]);
+        a_unit(units - 1, A[1]);
         {
           const unsigned at0 = fragment_at(ld_shared_u32(r_base), 0);
           const unsigned at1 = fragment_at(ld_shared_u32(r_base + 16 * per * (units - 1)), 1);
@@ -505,27 +553,23 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
             std::uint32_t b0[4], b1[4];
             load_b(b0, at0 + g * group_bytes);
             load_b(b1, at1 + g * group_bytes);
-            mmas(acc[0][g], a, b0, e);
-            mmas(acc[1][g], pa, b1, pe);
+            mmas(acc[0][g], A[0], b0, E[0]);
+            mmas(acc[1][g], A[1], b1, E[1]);
           }
         }
         unsigned at = fragment_at(ld_shared_u32(r_base + 16 * per), 0);
         std::uint32_t b[4];
         load_b(b, at);
-        pe = e;
-        e  = e_of(1);
-#pragma unroll
-        for (int c = 0; c < per; ++c) {
-#pragma unroll
-          for (int v = 0; v < 4; ++v) pa[c][v] = a[c][v];
-        }
-        a_unit(1, a);
-        auto level = [&](int l, auto last) {
+        E[1] = e_of(1);
+        a_unit(1, A[1]);
+        // Level l: unit l in buffer `Now`, unit l - 1 in `Before`, unit l + 1 into `Next`.
+        auto level = [&](int l, auto last, auto now, auto before, auto next) {
           constexpr bool is_last = decltype(last)::value;
-          std::uint32_t next_e = 0, next_r = 0, next_a[per][4];
+          constexpr int Now = decltype(now)::value, Before = decltype(before)::value, Next = decltype(next)::value;
+          std::uint32_t next_r = 0;
           if constexpr (!is_last) {
-            next_e = e_of(l + 1);
-            next_r = ld_shared_u32(r_base + 16 * per * (l + 1));
+            E[Next] = e_of(l + 1);
+            next_r  = ld_shared_u32(r_base + 16 * per * (l + 1));
           }
 #pragma unroll
           for (int g = 0; g < strip_groups; ++g) {
@@ -537,27 +581,37 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
               load_b(next_b, at);
             }
             if constexpr (!is_last) {
-              if (g + 2 == strip_groups) a_unit(l + 1, next_a);
+              if (g + 2 == strip_groups) a_unit(l + 1, A[Next]);
             }
-            mmas(acc[0][g], a, b, e);
-            mmas(acc[1][g], pa, b, pe);
+            mmas(acc[0][g], A[Now], b, E[Now]);
+            mmas(acc[1][g], A[Before], b, E[Before]);
             if (g + 1 < strip_groups || !is_last) {
 #pragma unroll
               for (int v = 0; v < 4; ++v) b[v] = next_b[v];
             }
           }
-          if constexpr (!is_last) {
-            pe = e;
-            e  = next_e;
-#pragma unroll
-            for (int c = 0; c < per; ++c) {
-#pragma unroll
-              for (int v = 0; v < 4; ++v) pa[c][v] = a[c][v], a[c][v] = next_a[c][v];
-            }
-          }
         };
-        for (int l = 1; l + 1 < units; ++l) level(l, std::false_type{});
-        level(units - 1, std::true_type{});
+        using I0 = std::integral_constant<int, 0>;
+        using I1 = std::integral_constant<int, 1>;
+        using I2 = std::integral_constant<int, 2>;
+        const std::false_type more;
+        const std::true_type last;
+        int l = 1;
+        for (; l + 3 < units; l += 3) {
+          level(l, more, I1{}, I0{}, I2{});
+          level(l + 1, more, I2{}, I1{}, I0{});
+          level(l + 2, more, I0{}, I2{}, I1{});
+        }
+        if (l + 1 == units) {
+          level(l, last, I1{}, I0{}, I2{});
+        } else if (l + 2 == units) {
+          level(l, more, I1{}, I0{}, I2{});
+          level(l + 1, last, I2{}, I1{}, I0{});
+        } else {
+          level(l, more, I1{}, I0{}, I2{});
+          level(l + 1, more, I2{}, I1{}, I0{});
+          level(l + 2, last, I0{}, I2{}, I1{});
+        }
       };
       levels(std::integral_constant<int, Loop == RowLoop::shifted_pairs ? 2 : 1>{});
       kc = p.k_chunks;
@@ -671,12 +725,14 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
             std::integral_constant<int, 0>{});
     }
 
-    // Stage: c0, c1 are output g of tiles (rows) 2t, 2t+1; c2, c3 output g + 8. (In 3-D
-    // the step's first plane is free from here on: the next request rewrites it, after
-    // the stores below.)
-    T* const stage = D == 3 && p.stage_in_ring ? ring + plane_slot * p.plane_values : stage_beside;
+    // Stage: c0, c1 are output g of tiles 2t, 2t+1; c2, c3 output g + 8. (In the
+    // ring: the step's first plane (3-D) or rows are free from here on; the next request
+    // rewrites them, after the stores below.)
+    T* const stage = !p.stage_in_ring ? stage_beside
+                     : D == 3         ? ring + plane_slot * p.plane_values
+                                      : ring + row_slot * p.pitch;
     const unsigned stage_address = static_cast<unsigned>(__cvta_generic_to_shared(stage));
-    if (D == 3 && p.stage_in_ring) __syncwarp();  // every lane's reads of the plane are done
+    if (p.stage_in_ring) __syncwarp();  // every lane's reads of those rows are done
 #if __CUDA_ARCH__ >= 900
     constexpr bool by_stmatrix = P != Operand::tf32;  // 16-bit values
 #else
@@ -691,7 +747,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         const int m = lane >> 3;
 #pragma unroll
         for (int q = 0; q < strip_groups; q += 2) {
-          stmatrix_x4_trans(stage_address + bytes * (set_row<Loop>(rs, tile_row) * p.stage_pitch + 16 * q + 8 * m),
+          stmatrix_x4_trans(stage_address + bytes * ((8 * rs + tile_row) * p.stage_pitch + 16 * q + 8 * m),
                             pack_pair<P>(c[q][0], c[q][1]), pack_pair<P>(c[q][2], c[q][3]),
                             pack_pair<P>(c[q + 1][0], c[q + 1][1]), pack_pair<P>(c[q + 1][2], c[q + 1][3]));
         }
@@ -699,8 +755,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
         const int g = lane >> 2, t = lane & 3;
 #pragma unroll
         for (int q = 0; q < strip_groups; ++q) {
-          T* const even = stage + set_row<Loop>(rs, 2 * t) * p.stage_pitch + 16 * q + g;
-          T* const odd  = even + (set_row<Loop>(0, 1) - set_row<Loop>(0, 0)) * p.stage_pitch;
+          T* const even = stage + (8 * rs + 2 * t) * p.stage_pitch + 16 * q + g;
+          T* const odd  = even + p.stage_pitch;
           even[0] = to_storage<P>(c[q][0]);
           odd[0]  = to_storage<P>(c[q][1]);
           even[8] = to_storage<P>(c[q][2]);
@@ -721,7 +777,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
 #pragma unroll
     for (int m = 0; m < step_rows / store_rows; ++m) {
       const int r     = store_row + store_rows * m;
-      const int staged = staged_lane + store_rows * m * p.stage_pitch;
+      const int staged = staged_lane + slot_step * m * p.stage_pitch;
       if constexpr (D > 1) {
         const int g1 = row0 + store_rows * m;
         if (plane_whole && g1 >= rim[1] && g1 < n_y - rim[1]) {

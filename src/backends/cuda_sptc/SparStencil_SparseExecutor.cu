@@ -209,6 +209,10 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (D < 3 && p.ring < step_rows * (p.ahead + 1) + 2 * l.row_halo) {
     fail("SparseExecutor", "the row ring (", p.ring, " rows) is smaller than its steps in flight");
   }
+  if (D < 3 && p.stage_in_ring && (p.ring % step_rows != 0 || p.stage_pitch != p.pitch)) {
+    fail("SparseExecutor", "outputs staged in a ring of ", p.ring, " rows: it must hold whole steps of ", step_rows,
+         " rows at the ring's pitch");
+  }
   if (p.runs != 4 * p.k_chunks) fail("SparseExecutor", "the plan's runs (", p.runs, ") do not fill its k chunks");
   if (D == 3) {
     p.strips_x = (extent[2] + impl::strip_width - 1) / impl::strip_width;
@@ -250,6 +254,9 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   p.run_words  = s.keep(upload(words));
 
   const RowLoop loop = row_loop(op, D, l);
+  if (plan.interleave != 0 && (op == Operand::tf32 || loop == RowLoop::shifted_pairs)) {
+    fail("SparseExecutor", "interleaved image rows are for 16-bit values and unpaired chunks");
+  }
   s.run_kernel       = row_run_variant(op, D, loop);
   s.run_loop         = loop_name(loop, l.paired);
   s.shared_bytes   = l.shared_bytes;

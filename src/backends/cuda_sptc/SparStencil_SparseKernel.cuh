@@ -114,6 +114,10 @@ __device__ __forceinline__ void cp_async_16(unsigned shared, const void* global)
 __device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
   cp_async_16(static_cast<unsigned>(__cvta_generic_to_shared(shared)), global);
 }
+/// A 4-byte copy (through L1: the .cg form takes 16 bytes only).
+__device__ __forceinline__ void cp_async_4(unsigned shared, const void* global) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(shared), "l"(global));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int Pending>
 __device__ __forceinline__ void cp_async_wait() {
