@@ -17,9 +17,10 @@
 ///   once, whole (one chunk for a 7-wide row instead of two). Blocks of 32 values (D = 16,
 ///   taps spanning 8 to 15 values) are wider than a 16-output tile: there every tile's
 ///   patch row lies in one block of its own, the blocks of neighbouring tiles overlapping
-///   by 16 values (the kernel copies them side by side). The kernel copies such rows
-///   as they are, 16 bytes at a time, and then interleaves each block in place; the
-///   planner's cost model chooses between the forms (see build).
+///   by 16 values (the kernel copies them side by side). The kernel copies 2-D rows inside
+///   the grid pair by pair to their places, other rows as they are, 16 bytes at a time,
+///   and then interleaves each block in place; the planner's cost model chooses between
+///   the forms (see build).
 #include <algorithm>
 #include <map>
 

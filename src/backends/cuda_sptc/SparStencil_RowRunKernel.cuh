@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const int y0 = D == 3 ? static_cast<int>(strip / p.strips_x) * step_rows : 0;
   const int x0 = D == 1 ? 0 : static_cast<int>(strip % p.strips_x) * strip_width;
   T* const ring  = warp_buffers + warp * p.warp_values;
-  // Staged outputs beside the ring, or (3-D, stage_in_ring) in the step's first plane.
+  // Staged outputs beside the ring, unless in it (stage_in_ring: the step's first rows or plane).
   T* const stage_beside = ring + (D == 3 ? p.ring * p.plane_values : p.ring * p.pitch);
   // Lanes split an image row's chunks, rows_per_pass rows a pass (chunks <= 32).
   const int rows_per_pass = 32 / p.copy_chunks;
@@ -224,8 +224,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   // 2-D/3-D: the lane's chunk sits at the same columns of every image row, so whether it
   // is copied whole (inside the grid, or wrapping whole under periodic boundaries, and
   // aligned) is decided once: `lane_source` is its wrapped first column, and the copies
-  // of a row cost a row pointer and one cp.async. (Interleaved rows are copied as they are
-  // too, then interleaved in place: interleave_arrived.)
+  // of a row cost a row pointer and one cp.async. (Interleaved rows not copied pair by
+  // pair are copied so too, then interleaved in place: interleave_arrived.)
   const int n_x         = static_cast<int>(p.extent[2]);
   const int n_y         = static_cast<int>(p.extent[1]);
   const int lane_source = wrap_once(p.boundary, lane_column, n_x);
@@ -291,7 +291,9 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   auto first_plane = [&](int k) { return k == 0 ? 0 : 2 * p.plane_halo + k; };           // 3-D: [first, last]
   auto first_row   = [&](int k) { return k == 0 ? 0 : step_rows * k + 2 * p.row_halo; };  // 1-D/2-D:
   auto end_row     = [&](int k) { return step_rows * (k + 1) + 2 * p.row_halo; };        //   [first, end)
-  unsigned raw_steps = 0;  // bit k mod 4: step k's interleaved rows came as they are (in-place pass due)
+  // Bit k mod 4: step k's interleaved rows came as they are (the in-place pass is due).
+  // (Recomputing that from k at the pass instead made the 2-D kernel spill.)
+  unsigned raw_steps = 0;
   auto request = [&](int k) {
     if constexpr (D == 2) {
       const int a0 = first_row(k), a1 = end_row(k);
@@ -492,9 +494,13 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       const uint4 av = ld_shared_v4(a_base + 512 * kc);
       a[0] = av.x, a[1] = av.y, a[2] = av.z, a[3] = av.w;
     };
-    auto chunk = [&](int kc, std::uint32_t offset, std::uint32_t e, auto selector) {
-      std::uint32_t a[4];
+    // Chunk kc on the runs at `offset`; `split`: chunk kc + 1 too, which reads the same runs
+    // (a split row's two parts, selectors 0 and 1): B' once for both.
+    auto chunk = [&](int kc, std::uint32_t offset, std::uint32_t e, auto selector, auto split) {
+      constexpr bool both = decltype(split)::value;
+      std::uint32_t a[4], a1[4];
       a_of(kc, a);
+      if constexpr (both) a_of(kc + 1, a1);
       unsigned address[row_sets];
       addresses_of(offset, address);
 #pragma unroll
@@ -504,6 +510,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           std::uint32_t b[4];
           load_b(b, address[q] + g * group_bytes);
           mma_sp<P, decltype(selector)::value>(acc[q][g], a, b, e);
+          if constexpr (both) mma_sp<P, 1>(acc[q][g], a1, b, e);
         }
       }
     };
@@ -698,31 +705,16 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     for (; kc + 1 < p.k_chunks; kc += 2) {
       const std::uint32_t e  = ld_shared_u32(e_base + 128 * (kc / 2));
       const std::uint32_t r0 = ld_shared_u32(r_base + 16 * kc), r1 = ld_shared_u32(r_base + 16 * (kc + 1));
-      if (r1 >> 31) {
-        // Chunk kc + 1 reads chunk kc's runs (a split row's two parts): B' once for both.
-        std::uint32_t a0[4], a1[4];
-        a_of(kc, a0);
-        a_of(kc + 1, a1);
-        unsigned address[row_sets];
-        addresses_of(r0, address);
-#pragma unroll
-        for (int g = 0; g < strip_groups; ++g) {
-#pragma unroll
-          for (int q = 0; q < row_sets; ++q) {
-            std::uint32_t b[4];
-            load_b(b, address[q] + g * group_bytes);
-            mma_sp<P, 0>(acc[q][g], a0, b, e);
-            mma_sp<P, 1>(acc[q][g], a1, b, e);
-          }
-        }
+      if (r1 >> 31) {  // chunk kc + 1 reads chunk kc's runs
+        chunk(kc, r0, e, std::integral_constant<int, 0>{}, std::true_type{});
         continue;
       }
-      chunk(kc, r0, e, std::integral_constant<int, 0>{});
-      chunk(kc + 1, r1, e, std::integral_constant<int, 1>{});
+      chunk(kc, r0, e, std::integral_constant<int, 0>{}, std::false_type{});
+      chunk(kc + 1, r1, e, std::integral_constant<int, 1>{}, std::false_type{});
     }
     if (kc < p.k_chunks) {
       chunk(kc, ld_shared_u32(r_base + 16 * kc), ld_shared_u32(e_base + 128 * (kc / 2)),
-            std::integral_constant<int, 0>{});
+            std::integral_constant<int, 0>{}, std::false_type{});
     }
 
     // Stage: c0, c1 are output g of tiles 2t, 2t+1; c2, c3 output g + 8. (In the

@@ -199,8 +199,9 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (p.copy_chunks > 32 || p.chunks > 32) {
     fail("SparseExecutor", "image rows of ", l.row_values, " values are too long for a warp");
   }
-  // Interleaved rows are copied as they are, 16 bytes at a time, then interleaved block by
-  // block in the ring: image rows start 16-byte aligned and hold whole blocks.
+  // Interleaved rows not copied pair by pair are copied as they are, 16 bytes at a time,
+  // then interleaved block by block in the ring: image rows start 16-byte aligned and hold
+  // whole blocks.
   if (plan.interleave != 0 && (l.lead % l.vector != 0 || p.chunks % (plan.interleave / 4) != 0)) {
     fail("SparseExecutor", "interleaved image rows must start on a 16-byte unit and hold whole blocks of ",
          2 * plan.interleave, " values (lead ", l.lead, ", ", l.row_values, " values a row)");
