@@ -93,7 +93,7 @@ void run_generic(benchmark::State& state, const sparstencil::Stencil<D>& stencil
   Kokkos::fill_random(b, pool, T(0.25), T(1.0));
   sparstencil::Options options;
   options.boundary = sparstencil::Boundary::periodic;
-  options.executor = sparstencil::ExecutorChoice::generic;
+  options.backend  = "generic";
   options.generic_variant = forced_variant;
   // Warm-up; on a large grid this first step also runs the autotuning pass.
   sparstencil::RunReport report;

@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "SparStencil_Catalogue.hpp"
-#include "SparStencil_Planner.hpp"
+#include "SparStencil_Backends.hpp"
 #include "SparStencil_Presets.hpp"
 
 namespace {

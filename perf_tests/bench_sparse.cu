@@ -21,7 +21,8 @@
 #include "SparStencil_CudaCheck.hpp"
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_Fuse.hpp"
-#include "SparStencil_Planner.hpp"
+#include "SparStencil_Backends.hpp"
+#include "SparStencil_CudaSptcModel.hpp"
 #include "SparStencil_Presets.hpp"
 #include "SparStencil_SparseExecutor.hpp"
 #include "SparStencil_Stencil.hpp"
@@ -118,9 +119,9 @@ void run_case(const AnyStencil& stencil, Precision precision, int steps, const s
   r.precision = precision;
   r.steps     = steps;
   r.boundary  = Boundary::periodic;
-  r.executor  = ExecutorKind::cuda_sptc;
-  const Plan plan = tile.empty() ? make_plan(r) : make_sparse_plan(r, tile);
-  const cuda::SparseExecutor executor(plan);
+  r.backends = {"cuda_sptc"};
+  const Plan plan = tile.empty() ? make_plan(r) : cuda_sptc::make_sparse_plan(r, tile);
+  const cuda_sptc::SparseExecutor executor(plan);
   long n = 1;
   for (long e : plan.grid) n *= e;
   const int bytes = storage_bytes(precision);
@@ -160,11 +161,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (cuda::device_count() == 0 || !cuda::has_sparse_tensor_cores(cuda::device_info(0))) {
+  if (cuda_sptc::device_count() == 0 || !cuda_sptc::has_sparse_tensor_cores(cuda_sptc::device_info(0))) {
     std::printf("sparstencil_bench_sparse: no CUDA device of compute capability 8.0+: nothing measured\n");
     return 0;
   }
-  const auto info = cuda::device_info(0);
+  const auto info = cuda_sptc::device_info(0);
   std::printf("device: %s (%d SMs), sizes: %s\n", info.name.c_str(), info.multiprocessors, paper_sizes ? "paper" : "small");
   const double copy16 = copy_bandwidth(2), copy32 = copy_bandwidth(4);
   std::printf("copy roofline: 16-bit %.3f TB/s, 32-bit %.3f TB/s (read + write)\n", copy16 / 1e12, copy32 / 1e12);
@@ -189,7 +190,7 @@ int main(int argc, char** argv) {
     run_case(s, Precision::f16, 3, {}, copy16);
     if (all_tiles) {
       const auto radius = std::visit([](const auto& st) { return std::vector<int>(st.radius().begin(), st.radius().end()); }, s);
-      for (const auto& tile : candidate_tiles(dimension(s), radius)) run_case(s, Precision::f16, 1, tile, copy16);
+      for (const auto& tile : cuda_sptc::candidate_tiles(dimension(s), radius)) run_case(s, Precision::f16, 1, tile, copy16);
     }
   }
   if (!json_path.empty()) {

@@ -54,7 +54,7 @@ TEST(ApplyErrors, RunTimeStencilDimensionMustMatchRank) {
 
 TEST(ApplyErrors, ForcedGenericVariantIsChecked) {
   V2 in("in", 16, 16), out("out", 16, 16);
-  Options options{Boundary::periodic, ExecutorChoice::generic};
+  Options options{Boundary::periodic, "generic"};
   options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 4, 3};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "outputs per thread 3 must be 1, 2, 4 or 8");
   options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 32, 4};
@@ -76,9 +76,25 @@ TEST(ApplyErrors, FusionIsChecked) {
   Options options;
   options.fusion = -1;
   EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 4, options), "fusion -1 must be 0 (automatic)");
-  options          = Options{Boundary::fixed_rim, ExecutorChoice::sparse};
-  options.fusion   = 2;
-  EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 4, options), "needs a periodic boundary", "fixed_rim");
+  // Fused sparse launches under walls: refused by the backend's model (naming why), also
+  // where the executor is built (SparseDispatch tests).
+  PlanRequest r;
+  r.stencil  = presets::heat_2d();
+  r.grid     = {16, 16};
+  r.steps    = 2;
+  r.boundary = Boundary::fixed_rim;
+  r.backends = {"cuda_sptc"};
+  EXPECT_ERROR_MENTIONS(make_plan(r), "need a periodic boundary", "fixed_rim");
+}
+
+TEST(ApplyErrors, UnknownOrUnbuiltBackendsAreClearErrors) {
+  V2 a("a", 16, 16), b("b", 16, 16);
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), a, b, Options{Boundary::periodic, "fastest"}), "apply:",
+                        "unknown backend 'fastest'", "generic", "cuda_sptc");
+#if !defined(KOKKOS_ENABLE_CUDA)
+  EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 2, Options{Boundary::periodic, "cuda_sptc"}), "iterate:",
+                        "backend cuda_sptc cannot run these Views");
+#endif
 }
 
 TEST(ApplyErrors, NothingIsWrittenWhenValidationFails) {

@@ -25,15 +25,16 @@ CliResult run_cli(const std::string& arguments) {
 TEST(Cli, PlanPrintsAReadablePlan) {
   const CliResult r = run_cli("plan box2d:r=3 --grid 10240x10240 --precision f16 --device h100");
   ASSERT_EQ(r.status, 0) << r.output;
-  for (const char* part : {"SparStencil plan: box2d:r=3", "executor", "cuda_sptc", "tile", "patch", "nonzeros",
-                           "S =", "MMAs", "GStencil/s", "rejected"}) {
+  for (const char* part : {"SparStencil plan: box2d:r=3", "backend", "cuda_sptc", "tile", "patch", "nonzeros",
+                           "S =", "MMAs", "GStencil/s", "bids", "chosen", "generic"}) {
     EXPECT_NE(r.output.find(part), std::string::npos) << part << " missing from:\n" << r.output;
   }
 }
 
 TEST(Cli, JsonParsesBackToAnEqualPlan) {
   for (const char* args : {"plan box2d:r=3 --grid 10240x10240 --precision f16 --device h100 --json",
-                           "plan heat3d --grid 512x512x512 --precision tf32 --steps 2 --boundary fixed_rim --json",
+                           "plan heat3d --grid 512x512x512 --precision tf32 --steps 2 --json",
+                           "plan heat2d --grid 999x1001 --steps 3 --boundary fixed_rim --json",
                            "plan 1d5p --grid 10240000 --precision f64 --json"}) {
     const CliResult r = run_cli(args);
     ASSERT_EQ(r.status, 0) << r.output;
@@ -57,9 +58,11 @@ TEST(Cli, BadArgumentsGiveOneLineAndFailure) {
       {"plan heat2d --grid 100x100 --precision f8", "unknown precision 'f8'"},
       {"plan heat2d --grid 100x100 --device tpu", "unknown device 'tpu'"},
       {"plan heat2d --grid 100x100 --boundary wrap", "unknown boundary 'wrap'"},
-      {"plan heat2d --grid 100x100 --executor fast", "'fast' is not auto, cuda_sptc or generic"},
+      {"plan heat2d --grid 100x100 --backend fast", "unknown backend 'fast' (known: generic, cuda_sptc)"},
       {"plan heat2d --grid 100x100 --steps 0", "fused step count 0"},
-      {"plan heat2d --grid 100x100 --precision f64 --executor cuda_sptc", "precision f64 has no sparse"},
+      {"plan heat2d --grid 100x100 --precision f64 --backend cuda_sptc", "precision f64 has no sparse"},
+      {"plan heat2d --grid 100x100 --steps 2 --boundary interior --backend cuda_sptc", "need a periodic boundary"},
+      {"plan heat2d --grid 100x100 --precision tf32 --backend generic", "tf32 is a tensor-core operand format"},
       {"plan heat2d --grid 2x100", "grid extent 2 along axis 0 is too small"},
       {"plan '0,0 1' --grid 9x9", "expected ':'"},
   };

@@ -40,7 +40,7 @@ class GenericExecutor : public ::testing::Test {
     fill_random<D>(in, seed);
     fill_random<D>(out, seed + 1);
     const HostGrid<D> before = to_grid<D>(out), input = to_grid<D>(in);
-    Options options{boundary, ExecutorChoice::generic};
+    Options options{boundary, "generic"};
     options.generic_variant = variant;
     const RunReport report  = apply(exec_space(), stencil, in, out, options);
     exec_space().fence();
@@ -56,8 +56,8 @@ class GenericExecutor : public ::testing::Test {
 
   /// Every variant the tuner may pick on a GPU or a host, for dimension D.
   static std::vector<GenericConfig> all_variants(int dimension) {
-    std::vector<GenericConfig> all = impl::generic_candidates(dimension, true);
-    for (const GenericConfig& c : impl::generic_candidates(dimension, false)) {
+    std::vector<GenericConfig> all = generic::candidates(dimension, true);
+    for (const GenericConfig& c : generic::candidates(dimension, false)) {
       if (std::find(all.begin(), all.end(), c) == all.end()) all.push_back(c);
     }
     return all;
@@ -162,13 +162,13 @@ TYPED_TEST(GenericExecutor, AutotuningPicksACandidateAndRemembersIt) {
   const std::array<int, 2> extents{67, 45};
   View in = make_view<View>("in", extents), out = make_view<View>("out", extents);
   fill_random<2>(in, 8);
-  Options options{Boundary::periodic, ExecutorChoice::generic};
+  Options options{Boundary::periodic, "generic"};
   options.tuning.min_points = 0;  // tune even this small grid
   const RunReport first  = apply(exec_space(), presets::heat_2d(), in, out, options);
   const RunReport second = apply(exec_space(), presets::heat_2d(), in, out, options);
   EXPECT_EQ(first.variant, second.variant);
   bool known = false;
-  for (const GenericConfig& c : impl::generic_candidates(2, !impl::runs_on_host<exec_space>())) {
+  for (const GenericConfig& c : generic::candidates(2, !impl::runs_on_host<exec_space>())) {
     known = known || first.variant.rfind(to_string(c), 0) == 0;
   }
   EXPECT_TRUE(known) << first.variant;
@@ -227,8 +227,8 @@ TYPED_TEST(GenericExecutor, FusedStepsMatchRepeatedSteps) {
           Kokkos::deep_copy(b, a);
           Kokkos::deep_copy(start, a);
           Kokkos::deep_copy(single, a);
-          iterate(exec_space(), s, a, b, t, {boundary, ExecutorChoice::generic});
-          apply(exec_space(), fused, start, single, {boundary, ExecutorChoice::generic});
+          iterate(exec_space(), s, a, b, t, {boundary, "generic"});
+          apply(exec_space(), fused, start, single, {boundary, "generic"});
           exec_space().fence();
           const HostGrid<D> magnitude =
               reference_iterate(abs_weights(s), abs(to_grid<D>(start)), t, boundary);
@@ -257,12 +257,12 @@ TYPED_TEST(GenericExecutor, IterateEqualsRepeatedApplyAndLeavesResultInA) {
       Kokkos::deep_copy(x, a);
       Kokkos::deep_copy(y, a);
       const View original_a = a;
-      Options options{boundary, ExecutorChoice::generic};
+      Options options{boundary, "generic"};
       options.fusion         = 1;  // one launch a step (fused launches: TemporalBlocking*)
       const RunReport report = iterate(exec_space(), stencil, a, b, steps, options);
       EXPECT_EQ(report.steps, steps);
       for (int s = 0; s < steps; ++s) {
-        apply(exec_space(), stencil, x, y, {boundary, ExecutorChoice::generic});
+        apply(exec_space(), stencil, x, y, {boundary, "generic"});
         std::swap(x, y);
       }
       exec_space().fence();
@@ -290,8 +290,8 @@ TYPED_TEST(GenericExecutor, TemporalBlockingMatchesReference) {
       if constexpr (D == 1) extents = {1031};
       else if constexpr (D == 2) extents = {71, 53};
       else extents = {19, 23, 17};
-      std::vector<GenericConfig> variants = impl::generic_fused_candidates(D, true);
-      for (const GenericConfig& c : impl::generic_fused_candidates(D, false)) variants.push_back(c);
+      std::vector<GenericConfig> variants = generic::fused_candidates(D, true);
+      for (const GenericConfig& c : generic::fused_candidates(D, false)) variants.push_back(c);
       const Stencil<D> random = random_stencil<D>(rng, 1);
       auto check = [&](const Stencil<D>& stencil, Boundary boundary, int steps, int fusion,
                        std::optional<GenericConfig> variant) {
@@ -299,7 +299,7 @@ TYPED_TEST(GenericExecutor, TemporalBlockingMatchesReference) {
         fill_random<D>(a, seed++);
         Kokkos::deep_copy(b, a);  // iterate's contract: both buffers share the rim
         const HostGrid<D> start = to_grid<D>(a);
-        Options options{boundary, ExecutorChoice::generic};
+        Options options{boundary, "generic"};
         options.fusion          = fusion;
         options.generic_variant = variant;
         RunReport report;
@@ -350,7 +350,7 @@ TYPED_TEST(GenericExecutor, FusedIterateSwapsHandlesByStepParity) {
       fill_random<2>(a, steps * 10 + fusion);
       Kokkos::deep_copy(b, a);
       const View original_a = a;
-      Options options{Boundary::periodic, ExecutorChoice::generic};
+      Options options{Boundary::periodic, "generic"};
       options.fusion = fusion;
       iterate(exec_space(), presets::heat_2d(), a, b, steps, options);
       EXPECT_EQ(a.data() == original_a.data(), steps % 2 == 0) << steps << " steps, " << fusion << " a launch";
@@ -372,7 +372,7 @@ TYPED_TEST(GenericExecutor, TemporalBlockingKeepsTheInteriorModesRim) {
   fill_random<2>(a, 8);
   Kokkos::deep_copy(b, a);
   const HostGrid<2> before = to_grid<2>(a);
-  Options options{Boundary::interior, ExecutorChoice::generic};
+  Options options{Boundary::interior, "generic"};
   options.fusion = 4;
   iterate(exec_space(), stencil, a, b, 4, options);
   exec_space().fence();
@@ -388,7 +388,7 @@ TYPED_TEST(GenericExecutor, InteriorModeLeavesRimBitForBit) {
   fill_random<2>(in, 3);
   fill_random<2>(out, 4);
   const HostGrid<2> before = to_grid<2>(out);
-  apply(exec_space(), stencil, in, out, {Boundary::interior, ExecutorChoice::generic});
+  apply(exec_space(), stencil, in, out, {Boundary::interior, "generic"});
   EXPECT_EQ(expect_rim_kept(stencil, extents, before, to_grid<2>(out)), 23u * 19u - 17u * 13u);
 }
 
@@ -416,7 +416,7 @@ TYPED_TEST(GenericExecutor, StridedViewsMatchReference) {
     const HostGrid<2> big_out_before = to_grid<2>(big_out);
     auto check = [&](const auto& vin, const auto& vout) {
       const HostGrid<2> input = to_grid<2>(vin), before = to_grid<2>(vout);
-      apply(exec_space(), stencil, vin, vout, {boundary, ExecutorChoice::generic});
+      apply(exec_space(), stencil, vin, vout, {boundary, "generic"});
       exec_space().fence();
       HostGrid<2> expected = before, magnitude = abs(before);
       reference_apply(stencil, input, expected, boundary);

@@ -9,9 +9,11 @@
 #include <random>
 #include <sstream>
 
+#include "SparStencil_Backends.hpp"
+#include "SparStencil_CudaSptcModel.hpp"
 #include "SparStencil_Emulator.hpp"
-#include "SparStencil_Planner.hpp"
 #include "SparStencil_Reference.hpp"
+#include "SparStencil_RowRuns.hpp"
 
 namespace sparstencil::test {
 
@@ -108,7 +110,7 @@ HostGrid<D> random_grid(const std::array<int, D>& extents, Precision p, std::uin
   for (double& v : g.values) {
     const double m = magnitude(rng);
     v = p == Precision::tf32 ? static_cast<float>(negative(rng) ? -m : m)
-                             : impl::stored_value(p, static_cast<float>(negative(rng) ? -m : m));
+                             : cuda_sptc::emulation::stored_value(p, static_cast<float>(negative(rng) ? -m : m));
   }
   return g;
 }
@@ -174,7 +176,7 @@ SparseExpectation<D> sparse_expectation(const Plan& plan, const HostGrid<D>& in,
     e.expected = reference_iterate(original, in, plan.fused_steps, plan.boundary);
     magnitude  = reference_iterate(abs_weights(original), abs(in), plan.fused_steps, plan.boundary);
   }
-  const ErrorBound bound = sparse_step_error_bound(plan.precision, applied.size());
+  const cuda_sptc::ErrorBound bound = cuda_sptc::step_error_bound(plan.precision, applied.size());
   e.slack                = magnitude;
   for (double& v : e.slack.values) v = bound.factor * v + bound.floor;
   if (!plan.fusion_exact_everywhere()) e.margin = applied.radius();

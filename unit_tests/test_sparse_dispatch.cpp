@@ -11,12 +11,12 @@ namespace {
 #if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_HAS_CUDA_SPTC)
 #define SKIP_WITHOUT_SPARSE_DISPATCH()                                                                   \
   do {                                                                                                   \
-    if (cuda::device_count() == 0 || !cuda::has_sparse_tensor_cores(cuda::device_info(0)))               \
+    if (cuda_sptc::device_count() == 0 || !cuda_sptc::has_sparse_tensor_cores(cuda_sptc::device_info(0)))               \
       GTEST_SKIP() << "no CUDA device of compute capability 8.0+: sparse dispatch test skipped";         \
   } while (0)
 
 template <class Layout>
-void expect_sparse_apply(const Stencil<2>& stencil, Boundary boundary, ExecutorChoice choice) {
+void expect_sparse_apply(const Stencil<2>& stencil, Boundary boundary, const std::string& choice) {
   using View           = GridView<Kokkos::Experimental::half_t, 2, Layout, Kokkos::CudaSpace>;
   const std::array<int, 2> e = {203, 517};
   View in = make_view<View>("in", e), out = make_view<View>("out", e);
@@ -29,7 +29,7 @@ void expect_sparse_apply(const Stencil<2>& stencil, Boundary boundary, ExecutorC
   HostGrid<2> expected = before, magnitude = abs(before);
   reference_apply(stencil, input, expected, boundary);
   reference_apply(abs_weights(stencil), abs(input), magnitude, boundary);
-  const ErrorBound bound = sparse_step_error_bound(Precision::f16, stencil.size());
+  const cuda_sptc::ErrorBound bound = cuda_sptc::step_error_bound(Precision::f16, stencil.size());
   for (double& v : magnitude.values) v = bound.factor * v + bound.floor;
   EXPECT_TRUE(within_bound(to_grid<2>(out), expected, magnitude, 1.0)) << stencil.name() << " " << to_string(boundary);
 }
@@ -38,8 +38,8 @@ TEST(SparseDispatch, PlannerPicksSparseForBox2D49P) {
   SKIP_WITHOUT_SPARSE_DISPATCH();
   const Stencil<2> s = as<2>(presets::by_name("box2d49p"));
   for (Boundary b : {Boundary::periodic, Boundary::interior, Boundary::fixed_rim}) {
-    expect_sparse_apply<Kokkos::LayoutRight>(s, b, ExecutorChoice::automatic);
-    expect_sparse_apply<Kokkos::LayoutLeft>(s, b, ExecutorChoice::automatic);
+    expect_sparse_apply<Kokkos::LayoutRight>(s, b, "");
+    expect_sparse_apply<Kokkos::LayoutLeft>(s, b, "");
   }
 }
 
@@ -47,8 +47,8 @@ TEST(SparseDispatch, ForcedSparseForEveryPreset2D) {
   SKIP_WITHOUT_SPARSE_DISPATCH();
   for (const char* name : {"heat2d", "box2d9p", "star2d13p", "box2d49p"}) {
     const Stencil<2> s = as<2>(presets::by_name(name));
-    expect_sparse_apply<Kokkos::LayoutRight>(s, Boundary::periodic, ExecutorChoice::sparse);
-    expect_sparse_apply<Kokkos::LayoutLeft>(s, Boundary::fixed_rim, ExecutorChoice::sparse);
+    expect_sparse_apply<Kokkos::LayoutRight>(s, Boundary::periodic, "cuda_sptc");
+    expect_sparse_apply<Kokkos::LayoutLeft>(s, Boundary::fixed_rim, "cuda_sptc");
   }
 }
 
@@ -59,13 +59,13 @@ TEST(SparseDispatch, IterateRunsOnTheSparseExecutor) {
   View a("a", 64, 96), b("b", 64, 96);
   fill_random<2>(a, 9);
   const HostGrid<2> start = to_grid<2>(a);
-  const RunReport report  = iterate(Kokkos::Cuda(), s, a, b, 3, {Boundary::periodic, ExecutorChoice::sparse});
+  const RunReport report  = iterate(Kokkos::Cuda(), s, a, b, 3, {Boundary::periodic, "cuda_sptc"});
   Kokkos::fence();
   EXPECT_EQ(report.executor, "cuda_sptc");
   EXPECT_EQ(report.steps, 3);
   const HostGrid<2> expected = reference_iterate(s, start, 3, Boundary::periodic);
   HostGrid<2> magnitude      = reference_iterate(abs_weights(s), abs(start), 3, Boundary::periodic);
-  const ErrorBound bound     = sparse_step_error_bound(Precision::f16, s.size());
+  const cuda_sptc::ErrorBound bound     = cuda_sptc::step_error_bound(Precision::f16, s.size());
   for (double& v : magnitude.values) v = 3 * (bound.factor * v + bound.floor);  // three steps' errors
   EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, 1.0));
 }
@@ -96,7 +96,7 @@ TEST(SparseDispatch, AutomaticFusionFollowsThePlanner) {
       const int t = report.steps_per_launch, launches = (steps + t - 1) / t;
       const HostGrid<2> expected = reference_iterate(s, start, steps, boundary);
       HostGrid<2> magnitude      = reference_iterate(abs_weights(s), abs(start), steps, boundary);
-      const ErrorBound bound     = sparse_step_error_bound(Precision::f16, fuse(s, t).size());
+      const cuda_sptc::ErrorBound bound     = cuda_sptc::step_error_bound(Precision::f16, fuse(s, t).size());
       for (double& v : magnitude.values) v = launches * (bound.factor * v + bound.floor);
       EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, 1.0))
           << to_string(boundary) << ", " << t << " steps a launch on " << report.executor;
@@ -127,7 +127,7 @@ TEST(SparseDispatch, DoubleViewsCannotBeForced) {
   using View = GridView<double, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
   View in("in", 32, 32), out("out", 32, 32);
   EXPECT_ERROR_MENTIONS(apply(Kokkos::Cuda(), as<2>(presets::by_name("heat2d")), in, out,
-                              {Boundary::periodic, ExecutorChoice::sparse}),
+                              {Boundary::periodic, "cuda_sptc"}),
                         "half_t", "float");
 }
 
@@ -136,7 +136,7 @@ TEST(SparseDispatch, DoubleViewsCannotBeForced) {
 TEST(SparseDispatch, ForcingWithoutTheExecutorIsAClearError) {
   using View = GridView<float, 2>;
   View in("in", 16, 16), out("out", 16, 16);
-  EXPECT_ERROR_MENTIONS(apply(as<2>(presets::by_name("heat2d")), in, out, {Boundary::periodic, ExecutorChoice::sparse}),
+  EXPECT_ERROR_MENTIONS(apply(as<2>(presets::by_name("heat2d")), in, out, {Boundary::periodic, "cuda_sptc"}),
                         "sparse executor is not built");
   std::printf("sparse dispatch not built here (needs Kokkos with CUDA and the CUDA executor): GPU dispatch tests "
               "run on CUDA builds only\n");

@@ -282,15 +282,15 @@ TEST(StridedSwapping, SpiderBox15x15RowOf16) {
   r.stencil = s;
   r.grid    = {10240, 10240};
   r.pairing = Pairing::strided_swapping;
-  EXPECT_EQ(make_sparse_plan(r, {1, 16}).order.columns.size(), 480u);
+  EXPECT_EQ(cuda_sptc::make_sparse_plan(r, {1, 16}).order.columns.size(), 480u);
   r.pairing = Pairing::best;
-  const Plan runs = make_sparse_plan(r, {1, 16});
+  const Plan runs = cuda_sptc::make_sparse_plan(r, {1, 16});
   EXPECT_EQ(runs.order.columns.size(), 480u);
   EXPECT_EQ(runs.pairing, "row runs, pairs interleaved 16 apart");
   r.pairing = Pairing::parity_split;
-  EXPECT_EQ(make_sparse_plan(r, {1, 16}).order.columns.size(), 960u);
+  EXPECT_EQ(cuda_sptc::make_sparse_plan(r, {1, 16}).order.columns.size(), 960u);
   r.pairing = Pairing::best;
-  EXPECT_EQ(make_plan(r).executor, ExecutorKind::cuda_sptc);
+  EXPECT_EQ(make_plan(r).backend, "cuda_sptc");
   EXPECT_ERROR_MENTIONS(pair_columns_strided(morph(s, {2, 8}), PatchGeometry<2>({2, 8}, s.radius())),
                         "is not a row");
 }

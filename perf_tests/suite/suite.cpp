@@ -236,9 +236,9 @@ class Suite {
   /// temporal blocking for t > 1, whether or not the planner would pick that form).
   double predicted_generic_seconds(const Item& item, Precision p, int t) const {
     PlanRequest r = request(item, p, t);
-    r.executor    = ExecutorKind::generic;
+    r.backends = {"generic"};
     try {
-      return generic_prediction(r, t > 1).seconds / t;
+      return generic::predict(r, t > 1).seconds / t;
     } catch (const std::runtime_error&) {
       return 0;  // the model sees no tile that fits (the run found a smaller one): no prediction
     }
@@ -359,23 +359,30 @@ class Suite {
     json& row         = add_row(item, t == 1 ? "generic" : "generic-tb", p, t);
     try {
       Options options;
-      options.executor = ExecutorChoice::generic;
+      options.backend = "generic";
       options.boundary = Boundary::periodic;
       const Kokkos::DefaultExecutionSpace space;
-      // t = 1: apply; t > 1: one temporal-blocking launch from in(i) to out(i), what iterate
-      // runs for each full launch (iterate itself may split one launch to keep its handle
-      // parity, so the executor is called here directly).
-      const auto executor = impl::cached_generic_executor<D, Kokkos::DefaultExecutionSpace, T>(space, stencil);
-      if (t > 1 && impl::fused_depth(*executor, view(g.in(0)), view(g.out(0)), t, std::nullopt) != t) {
+      // t = 1: apply, one call a sample as an application makes it; t > 1: one
+      // temporal-blocking launch from in(i) to out(i), what iterate runs for each full
+      // launch (iterate itself may split one launch to keep its handle parity, so the
+      // executor is prepared here directly).
+      const impl::GenericExecutor<D, Kokkos::DefaultExecutionSpace, T> executor(space, stencil);
+      if (t > 1 && impl::fused_depth(executor, view(g.in(0)), view(g.out(0)), t, std::nullopt) != t) {
         fail_row(row, "refused", "temporal blocking of " + std::to_string(t) + " steps: no tile and halo fit team scratch");
         return std::nullopt;
       }
-      const GenericConfig config = impl::generic_config(space, *executor, stencil, view(g.in(0)), view(g.out(0)),
-                                                        Boundary::periodic, std::nullopt, options.tuning, t);
+      std::function<void(const View&, const View&)> fused;
+      std::string fused_variant;
+      if (t > 1) {
+        const GenericConfig config = impl::generic_config(space, executor, stencil, view(g.in(0)), view(g.out(0)),
+                                                          Boundary::periodic, std::nullopt, options.tuning, t);
+        fused         = executor.prepare(space, view(g.in(0)), view(g.out(0)), Boundary::periodic, config, t);
+        fused_variant = "temporal blocking, " + to_string(config) + ", " + executor.shape_name() + " kernel";
+      }
       auto launch = [&](int i) {
         if (t == 1) return apply(space, stencil, view(g.in(i)), view(g.out(i)), options).variant;
-        executor->apply_fused(space, view(g.in(i)), view(g.out(i)), Boundary::periodic, t, config);
-        return "temporal blocking, " + to_string(config) + ", " + executor->shape_name() + " kernel";
+        fused(view(g.in(i)), view(g.out(i)));
+        return fused_variant;
       };
       // The first launch tunes the kernel (grids of 2^20 points or more); it is also the checked one.
       const std::string variant = launch(0);
@@ -438,18 +445,18 @@ class Suite {
     Plan plan;
     try {
       PlanRequest r = request(item, p, t);
-      r.executor    = ExecutorKind::cuda_sptc;
+      r.backends = {"cuda_sptc"};
       plan          = make_plan(r);
     } catch (const std::exception& e) {
       fail_row(row, "refused", e.what());  // the planner cannot make a sparse plan: expected for some
       return std::nullopt;
     }
     try {
-      const cuda::SparseExecutor executor(plan);
+      const cuda_sptc::SparseExecutor executor(plan);
       const cudaStream_t stream = Kokkos::DefaultExecutionSpace().cuda_stream();
       executor.apply(g.in(0), g.out(0), stream);
       Kokkos::fence();
-      const ErrorBound bound  = sparse_step_error_bound(p, as<D>(plan.stencil).terms().size());
+      const cuda_sptc::ErrorBound bound  = cuda_sptc::step_error_bound(p, as<D>(plan.stencil).terms().size());
       const Accuracy accuracy = check(as<D>(plan.stencil), g, g.in(0), g.out(0), true, bound.factor, bound.floor);
       const double s = median_seconds(m_settings.warmup, m_settings.repeats,
                                       [&](int i) { executor.apply(g.in(i), g.out(i), stream); });
@@ -483,7 +490,7 @@ class Suite {
       std::string chosen = "generic";
       try {
         const Plan plan = make_plan(request(item, Precision::f16, t));
-        chosen = plan.executor == ExecutorKind::cuda_sptc ? "cuda_sptc"
+        chosen = plan.backend == "cuda_sptc" ? "cuda_sptc"
                  : plan.predicted.temporal_blocking       ? "generic-tb"
                                                           : "generic";
       } catch (const std::exception& e) {

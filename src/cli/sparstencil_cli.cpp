@@ -1,6 +1,6 @@
 // The sparstencil command line.
 //   sparstencil plan <stencil> --grid 10240x10240 [--precision f16] [--device h100]
-//                    [--steps t] [--boundary periodic] [--executor auto|cuda_sptc|generic] [--json]
+//                    [--steps t] [--boundary periodic] [--backend auto|generic|cuda_sptc] [--json]
 //   sparstencil devices
 // Errors are one line on standard error and exit status 2.
 #include <CLI/CLI.hpp>
@@ -11,8 +11,9 @@
 #include <sstream>
 #include <string>
 
+#include "SparStencil_Config.hpp"
 #include "SparStencil_Parse.hpp"
-#include "SparStencil_Planner.hpp"
+#include "SparStencil_Backends.hpp"
 
 namespace {
 
@@ -53,17 +54,18 @@ int main(int argc, char* argv[]) {
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string(e.what()) + "\n"; });
 
   std::string stencil_text, grid_text, precision = "f16", device = "h100", boundary = "periodic",
-                                        executor = "auto";
+                                        backend = "auto";
   int steps = 1;
   bool json = false;
   CLI::App* plan = app.add_subcommand("plan", "plan a stencil and print explain() (or the plan as JSON)");
   plan->add_option("stencil", stencil_text, "preset, builder (box2d:r=3) or offset:weight terms")->required();
   plan->add_option("--grid", grid_text, "grid extents, e.g. 10240x10240")->required();
   plan->add_option("--precision", precision, "f16, bf16, tf32, f32 or f64")->capture_default_str();
-  plan->add_option("--device", device, "h100, h200, a100 or cpu")->capture_default_str();
+  plan->add_option("--device", device, "h100, h200, a100, gpu or cpu")->capture_default_str();
   plan->add_option("--steps", steps, "time steps fused into one launch")->capture_default_str();
   plan->add_option("--boundary", boundary, "interior, periodic or fixed_rim")->capture_default_str();
-  plan->add_option("--executor", executor, "auto, cuda_sptc or generic")->capture_default_str();
+  plan->add_option("--backend,--executor", backend, "auto or a backend: " SPARSTENCIL_BACKEND_NAMES)
+      ->capture_default_str();
   plan->add_flag("--json", json, "print the plan as JSON");
   CLI::App* devices = app.add_subcommand("devices", "list the device descriptions of the cost model");
 
@@ -90,9 +92,7 @@ int main(int argc, char* argv[]) {
     request.device    = device;
     request.steps     = steps;
     request.boundary  = sparstencil::boundary_from_string(boundary);
-    if (executor == "cuda_sptc") request.executor = sparstencil::ExecutorKind::cuda_sptc;
-    else if (executor == "generic") request.executor = sparstencil::ExecutorKind::generic;
-    else if (executor != "auto") throw std::runtime_error("--executor: '" + executor + "' is not auto, cuda_sptc or generic");
+    if (backend != "auto") request.backends = {sparstencil::backend_model(backend).name().data()};
     const sparstencil::Plan result = sparstencil::make_plan(request);
     std::cout << (json ? sparstencil::to_json(result) + "\n" : sparstencil::explain(result));
     return 0;

@@ -11,7 +11,6 @@
 #include "SparStencil_CudaCheck.hpp"
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_Fuse.hpp"
-#include "SparStencil_Planner.hpp"
 #include "SparStencil_Presets.hpp"
 #include "SparStencil_SparseExecutor.hpp"
 #include "test_grid_utils.hpp"
@@ -21,8 +20,8 @@ namespace {
 
 #define SKIP_WITHOUT_SPARSE_GPU()                                                                  \
   do {                                                                                             \
-    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU test skipped";             \
-    if (!cuda::has_sparse_tensor_cores(cuda::device_info(0)))                                      \
+    if (cuda_sptc::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU test skipped";             \
+    if (!cuda_sptc::has_sparse_tensor_cores(cuda_sptc::device_info(0)))                                      \
       GTEST_SKIP() << "device 0 is below compute capability 8.0 (no sparse tensor cores): skipped"; \
   } while (0)
 
@@ -73,7 +72,7 @@ long span_of(const std::array<int, D>& extents, const std::vector<long>& strides
 /// Runs the plan on the GPU: `in` and `before` (the output's prior contents) uploaded
 /// with the given strides, the result read back.
 template <int D>
-HostGrid<D> run_on_gpu(const cuda::SparseExecutor& executor, const HostGrid<D>& in, const HostGrid<D>& before,
+HostGrid<D> run_on_gpu(const cuda_sptc::SparseExecutor& executor, const HostGrid<D>& in, const HostGrid<D>& before,
                        const std::vector<long>& in_strides, const std::vector<long>& out_strides) {
   const Precision p   = executor.plan().precision;
   const int bytes     = storage_bytes(p);
@@ -118,18 +117,18 @@ int unfit_plans = 0;
 template <int D>
 void expect_gpu_matches(const Plan& plan, std::uint64_t seed, std::vector<long> in_strides = {},
                         std::vector<long> out_strides = {}) {
-  if (!fits_sparse_kernel(plan)) {
+  if (!cuda_sptc::fits_kernel(plan)) {
     ++unfit_plans;
-    EXPECT_ERROR_MENTIONS(cuda::SparseExecutor{plan}, "holds in registers");
+    EXPECT_ERROR_MENTIONS(cuda_sptc::SparseExecutor{plan}, "holds in registers");
     return;
   }
   std::array<int, D> extents{};
   for (int a = 0; a < D; ++a) extents[a] = static_cast<int>(plan.grid[a]);
-  if (in_strides.empty()) in_strides = cuda::contiguous_strides(plan.grid);
-  if (out_strides.empty()) out_strides = cuda::contiguous_strides(plan.grid);
+  if (in_strides.empty()) in_strides = cuda_sptc::contiguous_strides(plan.grid);
+  if (out_strides.empty()) out_strides = cuda_sptc::contiguous_strides(plan.grid);
   const HostGrid<D> in     = random_grid<D>(extents, plan.precision, seed);
   const HostGrid<D> before = random_grid<D>(extents, plan.precision, seed + 1);
-  const cuda::SparseExecutor executor(plan);
+  const cuda_sptc::SparseExecutor executor(plan);
   const HostGrid<D> got = run_on_gpu<D>(executor, in, before, in_strides, out_strides);
   const std::string what = name(plan.original) + " " + to_string(plan.precision) + " " + to_string(plan.boundary) +
                            " tile " + impl::tuple_string(plan.tile) + " steps " + std::to_string(plan.fused_steps) +
@@ -139,7 +138,7 @@ void expect_gpu_matches(const Plan& plan, std::uint64_t seed, std::vector<long> 
   EXPECT_TRUE(within_bound(got, want.expected, want.slack, 1.0, want.margin)) << "vs reference: " << what;
 
   HostGrid<D> emulated = before;
-  emulate(plan, in, emulated);
+  cuda_sptc::emulate(plan, in, emulated);
   const Stencil<D>& applied = as<D>(plan.stencil);
   HostGrid<D> magnitude     = abs(before);
   reference_apply(abs_weights(applied), abs(in), magnitude, plan.boundary);
@@ -164,7 +163,7 @@ template <int D>
 PlanRequest sparse_request(const Stencil<D>& s, Precision p, Boundary b, const std::array<int, D>& grid,
                            int steps = 1) {
   PlanRequest r = request_for<D>(s, p, b, steps, grid);
-  r.executor    = ExecutorKind::cuda_sptc;
+  r.backends = {"cuda_sptc"};
   return r;
 }
 
@@ -177,8 +176,8 @@ TEST(SparseExecutor, PresetsEveryTilePrecisionAndBoundary) {
       constexpr int D = std::decay_t<decltype(s)>::rank;
       for (Precision p : sparse_precisions) {
         for (Boundary b : all_boundaries) {
-          for (const auto& tile : candidate_tiles(D, radius_vector(s))) {
-            expect_gpu_matches<D>(make_sparse_plan(sparse_request<D>(s, p, b, small_grid<D>()), tile), seed++);
+          for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(s))) {
+            expect_gpu_matches<D>(cuda_sptc::make_sparse_plan(sparse_request<D>(s, p, b, small_grid<D>()), tile), seed++);
           }
           // Both row-run forms on the row tile, whichever the planner picks.
           for (Pairing form : {Pairing::parity_split, Pairing::interleaved}) {
@@ -186,7 +185,7 @@ TEST(SparseExecutor, PresetsEveryTilePrecisionAndBoundary) {
             r.pairing     = form;
             std::vector<int> row_tile(D, 1);
             row_tile.back() = 16;
-            expect_gpu_matches<D>(make_sparse_plan(r, row_tile), seed++);
+            expect_gpu_matches<D>(cuda_sptc::make_sparse_plan(r, row_tile), seed++);
           }
         }
       }
@@ -235,7 +234,7 @@ TEST(SparseExecutor, InterleavedRowsOnAlignedGrids) {
           for (Boundary b : all_boundaries) {
             PlanRequest r = sparse_request<2>(s, p, b, {83, 200});
             r.pairing     = Pairing::interleaved;
-            const Plan plan = make_sparse_plan(r, {1, 16});
+            const Plan plan = cuda_sptc::make_sparse_plan(r, {1, 16});
             ASSERT_NE(plan.interleave, 0) << name(any);
             expect_gpu_matches<2>(plan, seed++);
             ++n;
@@ -278,7 +277,7 @@ TEST(SparseExecutor, CatalogueStencils) {
       const Boundary b  = all_boundaries[(n / 3) % 3];
       std::array<int, D> grid = small_grid<D>();
       for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
-      if (candidate_tiles(D, radius_vector(s)).empty()) {  // the planner offers no sparse plan
+      if (cuda_sptc::candidate_tiles(D, radius_vector(s)).empty()) {  // the planner offers no sparse plan
         unplanned.push_back(entry.name);
         return;
       }
@@ -304,12 +303,12 @@ TEST(SparseExecutor, RandomStencilsRandomTiles) {
       const int smallest = *std::min_element(grid.begin(), grid.end());
       const int steps = (D < 3 && pick(rng) == 0 && 4 * s.max_radius() + 1 <= smallest) ? 2 : 1;
       PlanRequest r = sparse_request<D>(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)], grid, steps);
-      const auto tiles = candidate_tiles(D, radius_vector(fuse(s, steps)));
+      const auto tiles = cuda_sptc::candidate_tiles(D, radius_vector(fuse(s, steps)));
       const auto& tile = tiles[std::uniform_int_distribution<std::size_t>(0, tiles.size() - 1)(rng)];
       // Row tiles: either row-run form, or the planner's.
       const Pairing forms[] = {Pairing::best, Pairing::parity_split, Pairing::interleaved};
       if (tile.back() == 16 && std::count(tile.begin(), tile.end(), 1) == D - 1) r.pairing = forms[pick(rng)];
-      expect_gpu_matches<D>(make_sparse_plan(r, tile), 500 + i);
+      expect_gpu_matches<D>(cuda_sptc::make_sparse_plan(r, tile), 500 + i);
     };
     const int r = radius(rng);
     switch (i % 3) {
@@ -343,10 +342,10 @@ TEST(SparseExecutor, ClearErrors) {
   SKIP_WITHOUT_SPARSE_GPU();
   const Stencil<2> s = as<2>(presets::by_name("heat2d"));
   PlanRequest r      = sparse_request<2>(s, Precision::f16, Boundary::periodic, {32, 64});
-  r.executor         = ExecutorKind::generic;
-  EXPECT_ERROR_MENTIONS(cuda::SparseExecutor{make_plan(r)}, "generic executor");
-  r.executor = ExecutorKind::cuda_sptc;
-  const cuda::SparseExecutor executor(make_plan(r));
+  r.backends = {"generic"};
+  EXPECT_ERROR_MENTIONS(cuda_sptc::SparseExecutor{make_plan(r)}, "generic executor");
+  r.backends = {"cuda_sptc"};
+  const cuda_sptc::SparseExecutor executor(make_plan(r));
   DeviceBuffer buffer(2 * 32 * 64 * 2);
   auto* base = static_cast<unsigned char*>(buffer.data);
   EXPECT_ERROR_MENTIONS(executor.apply(base, base + 100, nullptr), "overlap");

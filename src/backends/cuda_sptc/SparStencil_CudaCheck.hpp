@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace sparstencil::cuda::impl {
+namespace sparstencil::cuda_sptc::impl {
 
 inline void check(cudaError_t status, const char* call, const char* file, int line) {
   if (status != cudaSuccess) {
@@ -17,8 +17,8 @@ inline void check(cudaError_t status, const char* call, const char* file, int li
   }
 }
 
-}  // namespace sparstencil::cuda::impl
+}  // namespace sparstencil::cuda_sptc::impl
 
-#define SPARSTENCIL_CUDA_CHECK(call) ::sparstencil::cuda::impl::check((call), #call, __FILE__, __LINE__)
+#define SPARSTENCIL_CUDA_CHECK(call) ::sparstencil::cuda_sptc::impl::check((call), #call, __FILE__, __LINE__)
 /// After a <<<...>>> launch: catches bad launch configurations at once.
 #define SPARSTENCIL_CUDA_CHECK_LAUNCH() SPARSTENCIL_CUDA_CHECK(cudaGetLastError())

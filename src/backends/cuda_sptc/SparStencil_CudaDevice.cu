@@ -4,7 +4,7 @@
 #include "SparStencil_CudaCheck.hpp"
 #include "SparStencil_CudaDevice.hpp"
 
-namespace sparstencil::cuda {
+namespace sparstencil::cuda_sptc {
 
 int device_count() {
   int count = 0;
@@ -18,7 +18,7 @@ int device_count() {
 DeviceInfo device_info(int device) {
   const int count = device_count();
   if (device < 0 || device >= count) {
-    throw std::runtime_error("sparstencil::cuda::device_info: device " + std::to_string(device) +
+    throw std::runtime_error("sparstencil::cuda_sptc::device_info: device " + std::to_string(device) +
                              " does not exist (" + std::to_string(count) + " CUDA devices)");
   }
   // Properties do not change while the process runs, and cudaGetDeviceProperties is
@@ -40,4 +40,4 @@ DeviceInfo device_info(int device) {
   return info;
 }
 
-}  // namespace sparstencil::cuda
+}  // namespace sparstencil::cuda_sptc

@@ -3,7 +3,7 @@
 /// capability 8.0+ has sparse tensor cores). Plain C++ header: no CUDA headers needed.
 #include <string>
 
-namespace sparstencil::cuda {
+namespace sparstencil::cuda_sptc {
 
 struct DeviceInfo {
   int device = -1;
@@ -23,4 +23,4 @@ DeviceInfo device_info(int device);
 /// Sparse tensor cores (mma.sp) exist from Ampere, compute capability 8.0, on.
 inline bool has_sparse_tensor_cores(const DeviceInfo& info) { return info.major >= 8; }
 
-}  // namespace sparstencil::cuda
+}  // namespace sparstencil::cuda_sptc

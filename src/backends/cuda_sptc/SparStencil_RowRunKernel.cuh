@@ -36,15 +36,11 @@
 
 #include "SparStencil_SparseKernel.cuh"
 
-namespace sparstencil::cuda::impl {
+namespace sparstencil::cuda_sptc::impl {
 
-/// Groups of 8 tiles (16 outputs wide each) across a warp's strip: 64 outputs; output
-/// rows a warp computes per step, in sets of 8 (the 8 tiles of an MMA): 16 for 16-bit
-/// values, 8 for tf32 (whose 4-byte rows would leave too few warps resident).
-constexpr int strip_groups = 4;
-constexpr int strip_width  = 16 * strip_groups;
+/// Output rows a warp computes per step (SparStencil_SparseKernelFacts.hpp).
 template <Operand P>
-constexpr int step_rows_of = P == Operand::tf32 ? 8 : 16;
+constexpr int step_rows_of = P == Operand::tf32 ? step_rows_tf32 : step_rows_16bit;
 
 /// The kernel's loop over k chunks (RowRunLayout): `standard` (chunk by chunk, or the
 /// pipelined pair loop where RowRunParams::paired), `distinct` (pipelined, every chunk its
@@ -794,4 +790,4 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   cp_async_wait<0>();
 }
 
-}  // namespace sparstencil::cuda::impl
+}  // namespace sparstencil::cuda_sptc::impl

@@ -3,16 +3,20 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <sstream>
+#include <utility>
 
 #include "SparStencil_CudaCheck.hpp"
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_Error.hpp"
-#include "SparStencil_Planner.hpp"
+#include "SparStencil_RowRuns.hpp"
+#include "SparStencil_SparseKernelFacts.hpp"
+#include "SparStencil_SparseOperand.hpp"
 #include "SparStencil_RowRunKernel.cuh"
 #include "SparStencil_SparseKernel.cuh"
 
-namespace sparstencil::cuda {
+namespace sparstencil::cuda_sptc {
 
 using impl::KernelParams;
 using impl::Operand;
@@ -25,32 +29,32 @@ using Kernel    = void (*)(KernelParams);
 using RunKernel = void (*)(RowRunParams);
 
 
-/// The variant holding `held` chunks (a power of two >= the plan's) for `m_blocks`.
+/// The variant holding `held` chunks (a power of two >= the plan's) for `m_blocks`: one
+/// instantiation per entry of gather_variants, nothing else compiled.
+template <Operand P, std::size_t... I>
+Kernel kernel_for(int m_blocks, int held, std::index_sequence<I...>) {
+  Kernel found = nullptr;
+  ((gather_variants[I].m_blocks == m_blocks && gather_variants[I].held_chunks == held
+        ? void(found = impl::sparse_stencil_kernel<P, gather_variants[I].m_blocks, gather_variants[I].held_chunks>)
+        : void()),
+   ...);
+  return found;
+}
 template <Operand P>
 Kernel kernel_for(int m_blocks, int held) {
-  using impl::sparse_stencil_kernel;
-  switch (m_blocks * 100 + held) {
-    case 102: return sparse_stencil_kernel<P, 1, 2>;
-    case 104: return sparse_stencil_kernel<P, 1, 4>;
-    case 108: return sparse_stencil_kernel<P, 1, 8>;
-    case 116: return sparse_stencil_kernel<P, 1, 16>;
-    case 132: return sparse_stencil_kernel<P, 1, 32>;
-    case 202: return sparse_stencil_kernel<P, 2, 2>;
-    case 204: return sparse_stencil_kernel<P, 2, 4>;
-    case 208: return sparse_stencil_kernel<P, 2, 8>;
-    case 216: return sparse_stencil_kernel<P, 2, 16>;
-    case 402: return sparse_stencil_kernel<P, 4, 2>;
-    case 404: return sparse_stencil_kernel<P, 4, 4>;
-    default: return nullptr;
-  }
+  return kernel_for<P>(m_blocks, held, std::make_index_sequence<std::size(gather_variants)>{});
 }
 
 /// A D-vector as the kernel's 3-D form: leading axes of extent `fill`.
 template <class T>
-std::array<T, 3> padded(const std::vector<T>& v, T fill) {
+std::array<T, 3> padded(const T* v, std::size_t n, T fill) {
   std::array<T, 3> out{fill, fill, fill};
-  std::copy(v.begin(), v.end(), out.begin() + (3 - v.size()));
+  std::copy(v, v + n, out.begin() + (3 - n));
   return out;
+}
+template <class T>
+std::array<T, 3> padded(const std::vector<T>& v, T fill) {
+  return padded(v.data(), v.size(), fill);
 }
 
 template <class T>
@@ -162,8 +166,8 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   const RowRunLayout l = row_run_layout(plan);
   RowRunParams& p      = s.run_params;
   const int step_rows = op == Operand::tf32 ? impl::step_rows_of<Operand::tf32> : impl::step_rows_of<Operand::f16>;
-  if (l.width != impl::strip_width || l.rows != step_rows) {
-    fail("SparseExecutor", "row-run steps are ", step_rows, " x ", impl::strip_width,
+  if (l.width != strip_width || l.rows != step_rows) {
+    fail("SparseExecutor", "row-run steps are ", step_rows, " x ", strip_width,
          " outputs, the plan's layout has ", l.rows, " x ", l.width);
   }
   const auto extent = padded(plan.grid, 1L);
@@ -216,19 +220,19 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   }
   if (p.runs != 4 * p.k_chunks) fail("SparseExecutor", "the plan's runs (", p.runs, ") do not fill its k chunks");
   if (D == 3) {
-    p.strips_x = (extent[2] + impl::strip_width - 1) / impl::strip_width;
+    p.strips_x = (extent[2] + strip_width - 1) / strip_width;
     p.strips   = (extent[1] + step_rows - 1) / step_rows * p.strips_x;
     p.steps    = extent[0];
   } else if (D == 2) {
-    p.strips_x = (extent[2] + impl::strip_width - 1) / impl::strip_width;
+    p.strips_x = (extent[2] + strip_width - 1) / strip_width;
     p.strips   = p.strips_x;
     p.steps    = (extent[1] + step_rows - 1) / step_rows;
   } else {
     p.strips_x = p.strips = 1;
-    p.steps = ((extent[2] + impl::strip_width - 1) / impl::strip_width + step_rows - 1) / step_rows;
+    p.steps = ((extent[2] + strip_width - 1) / strip_width + step_rows - 1) / step_rows;
   }
   if (step_rows * p.steps + 64 > INT32_MAX) fail("SparseExecutor", "too many rows along axis 0");
-  if (D > 1 && extent[2] + 2 * impl::strip_width > INT32_MAX) fail("SparseExecutor", "rows too long along the last axis");
+  if (D > 1 && extent[2] + 2 * strip_width > INT32_MAX) fail("SparseExecutor", "rows too long along the last axis");
   if (D == 3 && extent[1] + 2 * step_rows > INT32_MAX) fail("SparseExecutor", "too many rows along axis 1");
 
   // Per run: byte offset in an image row, image row and plane from the tile origin's.
@@ -287,7 +291,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
 SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<State>()) {
   State& s = *m_state;
   s.plan   = plan;
-  if (plan.executor != ExecutorKind::cuda_sptc) fail("SparseExecutor", "the plan is for the generic executor");
+  if (plan.backend != "cuda_sptc") fail("SparseExecutor", "the plan is for the ", plan.backend, " backend, not cuda_sptc");
   if (!has_sparse_operands(plan.precision)) {
     fail("SparseExecutor", "precision ", to_string(plan.precision), " has no sparse tensor-core form");
   }
@@ -463,20 +467,27 @@ void SparseExecutor::apply(const void* in, void* out, cudaStream_t stream) const
 
 void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, void* out,
                            const std::vector<long>& out_strides, cudaStream_t stream) const {
-  const State& s = *m_state;
-  const int D    = s.plan.dims();
-  if (in == nullptr || out == nullptr) fail("SparseExecutor::apply", "null grid pointer");
+  const int D = m_state->plan.dims();
   if (static_cast<int>(in_strides.size()) != D || static_cast<int>(out_strides.size()) != D) {
     fail("SparseExecutor::apply", "need ", D, " strides per grid, got ", in_strides.size(), " and ",
          out_strides.size());
   }
+  apply(in, in_strides.data(), out, out_strides.data(), stream);
+}
+
+void SparseExecutor::apply(const void* in, const long* in_strides, void* out, const long* out_strides,
+                           cudaStream_t stream) const {
+  const State& s = *m_state;
+  const int D    = s.plan.dims();
+  if (in == nullptr || out == nullptr) fail("SparseExecutor::apply", "null grid pointer");
   for (int a = 0; a < D; ++a) {
     if (in_strides[a] < 1 || out_strides[a] < 1) {
-      fail("SparseExecutor::apply", "strides must be positive: in ", sparstencil::impl::tuple_string(in_strides),
-           ", out ", sparstencil::impl::tuple_string(out_strides));
+      fail("SparseExecutor::apply", "strides must be positive: in ",
+           sparstencil::impl::tuple_string(std::vector<long>(in_strides, in_strides + D)), ", out ",
+           sparstencil::impl::tuple_string(std::vector<long>(out_strides, out_strides + D)));
     }
   }
-  auto end_of = [&](const void* base, const std::vector<long>& strides) {
+  auto end_of = [&](const void* base, const long* strides) {
     long last = 0;
     for (int a = 0; a < D; ++a) last += (s.plan.grid[a] - 1) * strides[a];
     return reinterpret_cast<std::uintptr_t>(base) + (last + 1) * s.element_bytes;
@@ -495,7 +506,7 @@ void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, 
     RowRunParams p = s.run_params;
     p.in           = in;
     p.out          = out;
-    const auto is = padded(in_strides, 0L), os = padded(out_strides, 0L);
+    const auto is = padded(in_strides, D, 0L), os = padded(out_strides, D, 0L);
     for (int a = 0; a < 3; ++a) p.in_stride[a] = is[a], p.out_stride[a] = os[a];
     // Whole 16-byte output rows: the kernel's copy-only store path (1-D rows are a strip
     // apart); input rows of whole 16-byte units: its copy-only fill path. Elsewhere it
@@ -512,7 +523,7 @@ void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, 
   KernelParams p = s.params;
   p.in           = in;
   p.out          = out;
-  const auto is = padded(in_strides, 0L), os = padded(out_strides, 0L);
+  const auto is = padded(in_strides, D, 0L), os = padded(out_strides, D, 0L);
   for (int a = 0; a < 3; ++a) {
     p.in_stride[a]  = is[a];
     p.out_stride[a] = os[a];
@@ -521,4 +532,4 @@ void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, 
   SPARSTENCIL_CUDA_CHECK_LAUNCH();
 }
 
-}  // namespace sparstencil::cuda
+}  // namespace sparstencil::cuda_sptc

@@ -4,7 +4,7 @@
 /// Needs no Kokkos. Storage follows the plan's precision: f16 grids hold __half, bf16
 /// grids __nv_bfloat16, tf32 grids float (multiplied as tf32, summed in f32).
 ///
-///   sparstencil::cuda::SparseExecutor run(plan);     // checks, uploads A' and tables
+///   sparstencil::cuda_sptc::SparseExecutor run(plan);     // checks, uploads A' and tables
 ///   run.apply(d_in, in_strides, d_out, out_strides, stream);
 ///
 /// Axes follow the plan: axis 0 slowest. Any positive strides work; the fast path wants
@@ -18,7 +18,7 @@
 
 #include "SparStencil_Plan.hpp"
 
-namespace sparstencil::cuda {
+namespace sparstencil::cuda_sptc {
 
 class SparseExecutor {
  public:
@@ -39,6 +39,10 @@ class SparseExecutor {
   /// overlapping in and out, or a failed launch.
   void apply(const void* in, const std::vector<long>& in_strides, void* out,
              const std::vector<long>& out_strides, cudaStream_t stream = nullptr) const;
+  /// The same with the plan's dimension of strides per grid in arrays (no allocation:
+  /// the form for time loops).
+  void apply(const void* in, const long* in_strides, void* out, const long* out_strides,
+             cudaStream_t stream = nullptr) const;
 
   /// apply() for contiguous grids (last axis fastest).
   void apply(const void* in, void* out, cudaStream_t stream = nullptr) const;
@@ -55,4 +59,4 @@ class SparseExecutor {
 /// Row-major (last axis fastest) element strides for `extents`.
 std::vector<long> contiguous_strides(const std::vector<long>& extents);
 
-}  // namespace sparstencil::cuda
+}  // namespace sparstencil::cuda_sptc

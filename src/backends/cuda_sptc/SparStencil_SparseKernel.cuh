@@ -17,7 +17,9 @@
 
 #include <cstdint>
 
-namespace sparstencil::cuda::impl {
+#include "SparStencil_SparseKernelFacts.hpp"
+
+namespace sparstencil::cuda_sptc::impl {
 
 enum class Operand : int { f16 = 0, bf16 = 1, tf32 = 2 };
 
@@ -25,7 +27,7 @@ enum class Operand : int { f16 = 0, bf16 = 1, tf32 = 2 };
 template <Operand P>
 using storage_t = std::conditional_t<P == Operand::tf32, float, std::uint16_t>;
 
-constexpr int threads_per_block = 256;
+constexpr int threads_per_block = gather_threads_per_block;
 constexpr int warps_per_block   = threads_per_block / 32;
 
 struct KernelParams {
@@ -405,4 +407,4 @@ __global__ void __launch_bounds__(threads_per_block) sparse_stencil_kernel(const
   }
 }
 
-}  // namespace sparstencil::cuda::impl
+}  // namespace sparstencil::cuda_sptc::impl

@@ -12,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,92 +25,13 @@
 #include "SparStencil_Boundary.hpp"
 #include "SparStencil_Error.hpp"
 #include "SparStencil_GenericKernels.hpp"
+#include "SparStencil_GenericModel.hpp"
 #include "SparStencil_Precision.hpp"
 #include "SparStencil_Stencil.hpp"
 
 namespace sparstencil {
 
-/// How the generic executor's interior kernel reaches its inputs (docs/GENERIC.md).
-enum class GenericCaching {
-  hardware,  ///< straight from global memory through the caches; V outputs a thread
-  scratch,   ///< the team's tile and halo copied to team scratch first; V outputs a thread
-  streaming  ///< GPU, 2-D/3-D stars and boxes: planes streamed through scratch, sums in registers
-};
-
-/// One variant of the generic executor's interior kernel.
-struct GenericConfig {
-  GenericCaching caching = GenericCaching::hardware;
-  int threads_fast       = 64;  ///< threads of a team along the contiguous axis
-  int threads_second     = 4;   ///< threads along the next axis (2-D hardware/scratch: the blocking axis)
-  /// hardware, scratch: outputs per thread along the blocking axis (1, 2, 4 or 8);
-  /// streaming: planes a team walks along the slowest axis (1 to 4096).
-  int outputs = 4;
-  /// streaming: adjacent outputs per thread along the contiguous axis (1, 2 or 4 in 2-D;
-  /// 1 or 2 in 3-D); 1 for the other variants.
-  int columns = 1;
-
-  friend bool operator==(const GenericConfig& a, const GenericConfig& b) {
-    return a.caching == b.caching && a.threads_fast == b.threads_fast &&
-           a.threads_second == b.threads_second && a.outputs == b.outputs && a.columns == b.columns;
-  }
-};
-
-inline std::string to_string(const GenericConfig& c) {
-  std::ostringstream s;
-  const char* caching[] = {"cached", "scratch", "streaming"};
-  s << caching[static_cast<int>(c.caching)] << ' ' << c.threads_fast << 'x' << c.threads_second << " threads, ";
-  if (c.columns != 1) s << c.columns << " columns each, ";
-  if (c.caching == GenericCaching::streaming) s << c.outputs << " planes a team";
-  else s << c.outputs << (c.outputs == 1 ? " output" : " outputs") << " each";
-  return s.str();
-}
-
-/// How the generic executor picks its variant when none is forced.
-struct GenericTuning {
-  bool autotune        = true;     ///< time the candidates once per problem (grids of min_points or more)
-  long min_points      = 1L << 20;  ///< smaller grids take the default variant untimed
-};
-
 namespace impl {
-
-/// The variants the tuner times, per dimension; the first is the untimed default.
-inline std::vector<GenericConfig> generic_candidates(int dimension, bool gpu) {
-  constexpr auto hw = GenericCaching::hardware, sw = GenericCaching::scratch, st = GenericCaching::streaming;
-  if (!gpu) {
-    // Host spaces run one thread per team: the team's tile is a loop, so only the tile
-    // shape and outputs per iteration matter.
-    if (dimension == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {sw, 256, 1, 4}};
-    return {{hw, 64, 4, 4}, {hw, 64, 4, 2}, {hw, 32, 8, 8}, {sw, 64, 4, 4}};
-  }
-  if (dimension == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {hw, 256, 1, 2}, {hw, 128, 1, 8}, {sw, 256, 1, 4}};
-  // Streaming with one column a thread is left out (2-D, 3-D): it keeps a local-memory
-  // frame and measured far slower than two columns (docs/GENERIC.md).
-  if (dimension == 2) {
-    return {{hw, 64, 4, 4},       {hw, 64, 4, 2},       {hw, 128, 2, 4},      {hw, 32, 8, 4},
-            {hw, 64, 4, 8},       {hw, 32, 4, 8},       {sw, 64, 4, 4},       {st, 64, 1, 128, 2},
-            {st, 128, 1, 128, 2}, {st, 128, 1, 256, 2}, {st, 32, 1, 256, 4},  {st, 64, 1, 128, 4},
-            {st, 64, 1, 256, 4},  {st, 128, 1, 128, 4}};
-  }
-  return {{hw, 32, 8, 4},      {hw, 64, 4, 4},     {hw, 32, 8, 8},     {hw, 64, 4, 8},
-          {hw, 64, 2, 8},      {sw, 32, 8, 4},     {st, 16, 8, 64, 2}, {st, 16, 8, 128, 2},
-          {st, 32, 8, 64, 2},  {st, 16, 16, 64, 2}};
-}
-
-/// The temporal-blocking variants (FusedKernel: team scratch, V outputs a thread along the
-/// blocking axis, so `caching` is scratch); the first is the untimed default.
-inline std::vector<GenericConfig> generic_fused_candidates(int dimension, bool gpu) {
-  constexpr auto sw = GenericCaching::scratch;
-  if (!gpu) {  // one thread a team: small tiles keep both buffers in the host's 32 KiB of team scratch
-    if (dimension == 1) return {{sw, 256, 1, 4}};
-    if (dimension == 2) return {{sw, 32, 2, 8}, {sw, 16, 2, 4}};
-    return {{sw, 8, 4, 4}, {sw, 4, 4, 2}};
-  }
-  if (dimension == 1) return {{sw, 256, 1, 4}, {sw, 256, 1, 8}, {sw, 128, 1, 8}};
-  if (dimension == 2) {
-    return {{sw, 64, 4, 4}, {sw, 64, 4, 8}, {sw, 128, 2, 4}, {sw, 32, 8, 4}, {sw, 128, 2, 8}, {sw, 64, 2, 8}};
-  }
-  return {{sw, 32, 8, 4}, {sw, 32, 8, 8}, {sw, 32, 4, 8}, {sw, 64, 4, 4}, {sw, 16, 16, 4}, {sw, 16, 4, 4}};
-}
 
 template <class ExecSpace>
 constexpr bool runs_on_host() {
@@ -145,34 +67,48 @@ class GenericExecutor {
     return std::string(to_string(m_match->kind)) + " r" + std::to_string(m_match->radius);
   }
 
-  /// One step from `in` to `out` with `config`; asynchronous on `space`.
+  /// A launch made ready for Views of the extents and strides of `in` and `out`: one step
+  /// with `config`, or `steps` (>= 2) steps by temporal blocking (FusedKernel: `config`
+  /// gives the team and the outputs V a thread computes per item; its caching is
+  /// ignored). The variant is checked, the geometry, weights and launch policies fixed
+  /// here, so a call only launches, asynchronously on `space`. The executor must outlive it.
   template <class InView, class OutView>
-  void apply(const ExecSpace& space, const InView& in, const OutView& out, Boundary boundary,
-             GenericConfig config) const {
+  std::function<void(const InView&, const OutView&)> prepare(const ExecSpace& space, const InView& in,
+                                                             const OutView& out, Boundary boundary,
+                                                             GenericConfig config, int steps = 1) const {
+    using Step = std::function<void(const T*, T*)>;
+    Step interior;
+    if (steps > 1) {
+      config.caching      = GenericCaching::scratch;
+      const Geometry<D> g = geometry(in, out, config, /*whole grid*/ true);
+      with_shape(g, [&](const auto& shape) {
+        with_outputs(config, [&](auto v) {
+          using Kernel = FusedKernel<T, D, std::decay_t<decltype(shape)>, decltype(v)::value, ExecSpace>;
+          interior     = prepared(space, Kernel{nullptr, nullptr, g, shape, steps, boundary});
+        });
+      });
+      return [interior](const InView& from, const OutView& to) { interior(from.data(), to.data()); };
+    }
     config = runnable(config, in, out);
     // Streaming kernels wrap their reads: under a periodic boundary they cover the rim too.
     const bool wrap     = config.caching == GenericCaching::streaming && boundary == Boundary::periodic;
     const Geometry<D> g = geometry(in, out, config, wrap);
     bool empty          = false;
     for (int k = 0; k < D; ++k) empty = empty || g.count[k] <= 0;
-    if (!empty) with_shape(g, [&](const auto& shape) { launch_interior(space, shape, in.data(), out.data(), g, config); });
-    if (boundary != Boundary::interior && !wrap) launch_rim(space, in, out, g, boundary);
+    if (!empty) with_shape(g, [&](const auto& shape) { interior = prepared_interior(space, shape, g, config); });
+    std::function<void(const InView&, const OutView&)> rim;
+    if (boundary != Boundary::interior && !wrap) rim = prepared_rim<InView, OutView>(space, out, g, boundary);
+    return [interior, rim](const InView& from, const OutView& to) {
+      if (interior) interior(from.data(), to.data());
+      if (rim) rim(from, to);
+    };
   }
 
-  /// `steps` (>= 2) steps from `in` to `out` in one launch by temporal blocking
-  /// (FusedKernel): `config` gives the team and the outputs V a thread computes per item;
-  /// its caching is ignored. Asynchronous on `space`.
+  /// One step (or `steps` fused) from `in` to `out`, prepared and launched at once.
   template <class InView, class OutView>
-  void apply_fused(const ExecSpace& space, const InView& in, const OutView& out, Boundary boundary, int steps,
-                   GenericConfig config) const {
-    config.caching      = GenericCaching::scratch;
-    const Geometry<D> g = geometry(in, out, config, /*whole grid*/ true);
-    with_shape(g, [&](const auto& shape) {
-      with_outputs(config, [&](auto v) {
-        using Kernel = FusedKernel<T, D, std::decay_t<decltype(shape)>, decltype(v)::value, ExecSpace>;
-        launch_interior(space, Kernel{in.data(), out.data(), g, shape, steps, boundary});
-      });
-    });
+  void apply(const ExecSpace& space, const InView& in, const OutView& out, Boundary boundary,
+             GenericConfig config, int steps = 1) const {
+    prepare(space, in, out, boundary, config, steps)(in, out);
   }
 
   /// Whether a temporal-blocking launch of `steps` steps with `config` fits the space's
@@ -228,29 +164,23 @@ class GenericExecutor {
   std::optional<ShapeMatch> m_match;
   RuntimeShape<D, Acc, MemorySpace> m_terms;
 
-  /// The stars and boxes compiled in (SparStencil_ShapeMatch.hpp); with_shape lists them.
-  static constexpr bool instantiated(const ShapeMatch& m) { return has_generic_kernel(D, m); }
+  static constexpr bool instantiated(const ShapeMatch& m) { return generic::has_compiled_kernel(D, m); }
 
-  template <class F>
+  /// Calls f with the stencil's FixedShape where generic::compiled_shapes has its shape
+  /// (each listed D-dimensional shape instantiated once), else with the run-time shape.
+  template <std::size_t I = 0, class F>
   void with_shape(const Geometry<D>& g, F&& f) const {
-    if (m_match && instantiated(*m_match)) {
-      const bool star = m_match->kind == ShapeKind::star;
-      if constexpr (D == 1) {
-        if (m_match->radius == 1) return f(fixed_shape<FixedShape<1, 1, ShapeKind::star, Acc>>(m_stencil, g.axis));
-        return f(fixed_shape<FixedShape<1, 2, ShapeKind::star, Acc>>(m_stencil, g.axis));
-      } else if constexpr (D == 2) {
-        if (m_match->radius == 1) {
-          if (star) return f(fixed_shape<FixedShape<2, 1, ShapeKind::star, Acc>>(m_stencil, g.axis));
-          return f(fixed_shape<FixedShape<2, 1, ShapeKind::box, Acc>>(m_stencil, g.axis));
+    if constexpr (I < std::size(generic::compiled_shapes)) {
+      constexpr generic::CompiledShape shape = generic::compiled_shapes[I];
+      if constexpr (shape.dims == D) {
+        if (m_match && m_match->kind == shape.kind && m_match->radius == shape.radius) {
+          return f(fixed_shape<FixedShape<D, shape.radius, shape.kind, Acc>>(m_stencil, g.axis));
         }
-        if (star) return f(fixed_shape<FixedShape<2, 3, ShapeKind::star, Acc>>(m_stencil, g.axis));
-        return f(fixed_shape<FixedShape<2, 3, ShapeKind::box, Acc>>(m_stencil, g.axis));
-      } else {
-        if (star) return f(fixed_shape<FixedShape<3, 1, ShapeKind::star, Acc>>(m_stencil, g.axis));
-        return f(fixed_shape<FixedShape<3, 1, ShapeKind::box, Acc>>(m_stencil, g.axis));
       }
+      return with_shape<I + 1>(g, std::forward<F>(f));
+    } else {
+      f(m_terms);
     }
-    f(m_terms);
   }
 
   /// Kernel axes (slowest stride first), interior box and tiles of `config`.
@@ -272,45 +202,27 @@ class GenericExecutor {
       g.in_stride[k] = static_cast<long>(in.stride(a));
       g.out_stride[k] = static_cast<long>(out.stride(a));
     }
-    if constexpr (D == 1) {
-      g.threads_fast   = config.threads_fast * config.threads_second;
-      g.threads_second = 1;
-      g.tile[0]        = g.threads_fast * config.outputs;
-    } else if (config.caching == GenericCaching::streaming) {
-      // A plane of threads across the axes k >= 1; `outputs` planes along k = 0.
-      g.threads_fast   = config.threads_fast;
-      g.threads_second = config.threads_second;
-      g.tile[0]        = config.outputs;
-      g.tile[D - 1]    = config.threads_fast * config.columns;
-      if constexpr (D == 2) g.tile[1] = config.threads_fast * config.threads_second * config.columns;
-      if constexpr (D == 3) g.tile[1] = config.threads_second;
-    } else {
-      g.threads_fast   = config.threads_fast;
-      g.threads_second = config.threads_second;
-      g.tile[D - 1]    = config.threads_fast;
-      if constexpr (D == 2) {
-        g.tile[0] = config.threads_second * config.outputs;
-      } else {
-        g.tile[1] = config.threads_second;
-        g.tile[0] = config.outputs;
-      }
-    }
+    const bool one_axis = D == 1;
+    g.threads_fast      = one_axis ? config.threads_fast * config.threads_second : config.threads_fast;
+    g.threads_second    = one_axis ? 1 : config.threads_second;
+    const std::array<int, 3> tile = generic::team_tile(D, config);
+    for (int k = 0; k < D; ++k) g.tile[k] = tile[k];
     for (int k = 0; k < D; ++k) g.tiles[k] = std::max(1, (g.count[k] + g.tile[k] - 1) / g.tile[k]);
     return g;
   }
 
   template <class Shape>
-  void launch_interior(const ExecSpace& space, const Shape& shape, const T* in, T* out, const Geometry<D>& g,
-                       const GenericConfig& config) const {
+  std::function<void(const T*, T*)> prepared_interior(const ExecSpace& space, const Shape& shape,
+                                                      const Geometry<D>& g, const GenericConfig& config) const {
     if (config.caching == GenericCaching::streaming) {
       // runnable() sent run-time shapes, 1-D and host spaces elsewhere.
       if constexpr (D >= 2 && !runs_on_host<ExecSpace>() && !std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
         switch (config.columns) {
-          case 1: return launch_interior<StreamKernel<T, D, Shape, 1, ExecSpace>>(space, {in, out, g, shape});
-          case 2: return launch_interior<StreamKernel<T, D, Shape, 2, ExecSpace>>(space, {in, out, g, shape});
+          case 1: return prepared(space, StreamKernel<T, D, Shape, 1, ExecSpace>{nullptr, nullptr, g, shape});
+          case 2: return prepared(space, StreamKernel<T, D, Shape, 2, ExecSpace>{nullptr, nullptr, g, shape});
           default:
             if constexpr (D == 2) {
-              return launch_interior<StreamKernel<T, D, Shape, 4, ExecSpace>>(space, {in, out, g, shape});
+              return prepared(space, StreamKernel<T, D, Shape, 4, ExecSpace>{nullptr, nullptr, g, shape});
             }
             check(config);
         }
@@ -318,11 +230,13 @@ class GenericExecutor {
       fail("apply", "generic variant: streaming cannot run here (internal: runnable() not applied)");
     }
     const bool scratch = config.caching == GenericCaching::scratch;
+    std::function<void(const T*, T*)> launch;
     with_outputs(config, [&](auto v) {
       constexpr int V = decltype(v)::value;
-      if (scratch) return launch_interior(space, InteriorKernel<T, D, Shape, V, true, ExecSpace>{in, out, g, shape});
-      launch_interior(space, InteriorKernel<T, D, Shape, V, false, ExecSpace>{in, out, g, shape});
+      if (scratch) launch = prepared(space, InteriorKernel<T, D, Shape, V, true, ExecSpace>{nullptr, nullptr, g, shape});
+      else launch = prepared(space, InteriorKernel<T, D, Shape, V, false, ExecSpace>{nullptr, nullptr, g, shape});
     });
+    return launch;
   }
 
   /// Calls f with the outputs a thread computes, V = 1, 2, 4 or 8, as a compile-time constant.
@@ -337,8 +251,10 @@ class GenericExecutor {
     }
   }
 
+  /// The launch of `kernel` (its in and out set per call) with its team policy, checked
+  /// once: league and team sizes, team scratch, the loads a streaming plane needs.
   template <class Kernel>
-  static void launch_interior(const ExecSpace& space, const Kernel& kernel) {
+  static std::function<void(const T*, T*)> prepared(const ExecSpace& space, const Kernel& kernel) {
     const Geometry<D>& g = kernel.g;
     long league          = 1;
     for (int k = 0; k < D; ++k) league *= g.tiles[k];
@@ -347,7 +263,6 @@ class GenericExecutor {
     const int team_size = runs_on_host<ExecSpace>() ? 1 : threads;
     using Policy = Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>;
     Policy policy(space, static_cast<int>(league), team_size);
-    const char* label = Kernel::label;
     if constexpr (Kernel::streaming) {
       const int plane = Kernel::plane_elements(g);
       if (plane > Kernel::loads_per_thread * threads) {
@@ -368,12 +283,18 @@ class GenericExecutor {
       fail("apply", "generic variant: ", team_size, " threads per team exceed the ", most, " ",
            ExecSpace::name(), " allows for this kernel");
     }
-    Kokkos::parallel_for(label, policy, kernel);
+    return [policy, kernel](const T* in, T* out) {
+      Kernel k = kernel;
+      k.in     = in;
+      k.out    = out;
+      Kokkos::parallel_for(Kernel::label, policy, k);
+    };
   }
 
+  /// The rim's launch under `boundary`: the slabs outside the interior, point by point.
   template <class InView, class OutView>
-  void launch_rim(const ExecSpace& space, const InView& in, const OutView& out, const Geometry<D>& g,
-                  Boundary boundary) const {
+  std::function<void(const InView&, const OutView&)> prepared_rim(const ExecSpace& space, const OutView& out,
+                                                                  const Geometry<D>& g, Boundary boundary) const {
     using Kernel = RimKernel<D, InView, OutView, MemorySpace>;
     Kokkos::Array<int, D> extent;
     for (int a = 0; a < D; ++a) extent[a] = static_cast<int>(out.extent(a));
@@ -401,42 +322,14 @@ class GenericExecutor {
         ++slabs.count;
       }
     }
-    if (slabs.count == 0) return;
-    const Kernel kernel{in, out, m_terms, extent, boundary, slabs};
-    Kokkos::parallel_for("sparstencil::generic[rim]",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(space, 0, slabs.begin[slabs.count]),
-                         kernel);
+    if (slabs.count == 0) return {};
+    const Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>> policy(space, 0, slabs.begin[slabs.count]);
+    const RuntimeShape<D, Acc, MemorySpace> terms = m_terms;
+    return [policy, terms, extent, boundary, slabs](const InView& in, const OutView& out) {
+      Kokkos::parallel_for("sparstencil::generic[rim]", policy, Kernel{in, out, terms, extent, boundary, slabs});
+    };
   }
 };
-
-/// The executor for a stencil on an execution space, built (terms uploaded) once per
-/// process and released when Kokkos finalizes. Keyed by offsets and weights; the cache
-/// is emptied when it passes 64 stencils, so programs that change weights every step do
-/// not grow it without bound.
-template <int D, class ExecSpace, class T>
-std::shared_ptr<const GenericExecutor<D, ExecSpace, T>> cached_generic_executor(const ExecSpace& space,
-                                                                                const Stencil<D>& stencil) {
-  using Executor = GenericExecutor<D, ExecSpace, T>;
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const Executor>> cache;
-  static bool hooked = false;
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (!hooked) {
-    Kokkos::push_finalize_hook([] {
-      const std::lock_guard<std::mutex> guard(mutex);
-      cache.clear();
-    });
-    hooked = true;
-  }
-  std::ostringstream key;
-  key << ExecSpace::name();
-  for (const Term<D>& t : stencil.terms()) key << '|' << tuple_string(t.offset) << ':' << std::hexfloat << t.weight;
-  if (auto it = cache.find(key.str()); it != cache.end()) return it->second;
-  if (cache.size() >= 64) cache.clear();
-  auto executor = std::make_shared<const Executor>(space, stencil);
-  cache.emplace(key.str(), executor);
-  return executor;
-}
 
 /// The deepest fusion, at most `wanted` steps a launch, whose tile and halo fit team scratch
 /// in some temporal variant (1: none does, the steps run unfused). A forced variant is
@@ -446,7 +339,7 @@ int fused_depth(const GenericExecutor<D, ExecSpace, T>& executor, const InView& 
                 const std::optional<GenericConfig>& forced) {
   if (forced || wanted <= 1) return wanted;
   for (int depth = wanted; depth > 1; --depth) {
-    for (const GenericConfig& c : generic_fused_candidates(D, !runs_on_host<ExecSpace>())) {
+    for (const GenericConfig& c : generic::fused_candidates(D, !runs_on_host<ExecSpace>())) {
       if (executor.fused_fits(in, out, depth, c)) return depth;
     }
   }
@@ -471,7 +364,9 @@ std::string tuning_key(const ExecSpace& space, const GenericExecutor<D, ExecSpac
   return key.str();
 }
 
-/// The variant for this problem: forced, tuned (timed once, then remembered), or default.
+/// The variant for this problem: forced, tuned (timed once per process and problem, then
+/// remembered: plans made again for the same problem, other weights included, reuse it),
+/// or the default.
 /// `steps` > 1 picks among the temporal-blocking variants for launches of that many steps
 /// (fused_depth() says how deep they fit).
 template <int D, class ExecSpace, class T, class InView, class OutView>
@@ -484,7 +379,7 @@ GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, Ex
     return *forced;
   }
   const bool gpu = !runs_on_host<ExecSpace>();
-  std::vector<GenericConfig> candidates = steps > 1 ? generic_fused_candidates(D, gpu) : generic_candidates(D, gpu);
+  std::vector<GenericConfig> candidates = steps > 1 ? generic::fused_candidates(D, gpu) : generic::candidates(D, gpu);
   if (steps > 1) {  // the temporal variants whose tile and halo fit team scratch (the caller checked one does)
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](const GenericConfig& c) { return !executor.fused_fits(in, out, steps, c); }),
@@ -504,10 +399,7 @@ GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, Ex
   // Each candidate: one warm-up launch, then the median of three timed launches under the
   // caller's boundary (some variants cover the rim themselves). The launches write `out`,
   // which the caller's own launch overwrites next.
-  auto launch = [&](const GenericConfig& c) {
-    if (steps > 1) executor.apply_fused(space, in, out, boundary, steps, c);
-    else executor.apply(space, in, out, boundary, c);
-  };
+  auto launch = [&](const GenericConfig& c) { executor.apply(space, in, out, boundary, c, steps); };
   GenericConfig best = candidates.front();
   double best_seconds = -1;
   for (const GenericConfig& c : candidates) {

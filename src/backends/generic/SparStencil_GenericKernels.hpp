@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "SparStencil_Boundary.hpp"
+#include "SparStencil_GenericModel.hpp"
 #include "SparStencil_GenericShapes.hpp"
 #include "SparStencil_Precision.hpp"
 
@@ -148,13 +149,12 @@ KOKKOS_INLINE_FUNCTION Kokkos::Array<long, D> packed_strides(const Kokkos::Array
   return stride;
 }
 
-/// Values in one of FusedKernel's two scratch buffers: the tile plus a halo of `steps`
-/// radii, and V - 1 more rows along k = 0, where the last group of V outputs of a region
-/// may run past it (its extra outputs are dropped).
+/// Extents of one of FusedKernel's two scratch buffers (generic::fused_buffer_extent; the
+/// extra outputs of the last group of V along k = 0 are dropped).
 template <int D>
 KOKKOS_INLINE_FUNCTION Kokkos::Array<int, D> fused_buffer_extent(const Geometry<D>& g, int steps, int V) {
   Kokkos::Array<int, D> e;
-  for (int k = 0; k < D; ++k) e[k] = g.tile[k] + 2 * steps * g.halo[k] + (k == 0 ? V - 1 : 0);
+  for (int k = 0; k < D; ++k) e[k] = generic::fused_buffer_extent(g.tile[k], g.halo[k], steps, V, k == 0);
   return e;
 }
 template <int D>

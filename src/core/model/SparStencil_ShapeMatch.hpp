@@ -1,7 +1,6 @@
 #pragma once
-/// Whether a stencil is a star or a box (same radius on every axis), and whether the
-/// generic executor has a kernel compiled for that shape (SparStencil_GenericShapes.hpp):
-/// the planner predicts specialised kernels and run-time ones differently. No Kokkos.
+/// Whether a stencil is a star or a box (same radius on every axis): backends compile
+/// kernels for such shapes (the generic executor's compiled_shapes).
 #include <optional>
 #include <set>
 
@@ -41,23 +40,6 @@ std::optional<ShapeMatch> match_shape(const Stencil<D>& stencil) {
   if (on_axes && offsets.size() == static_cast<std::size_t>(2 * D * r + 1)) return ShapeMatch{ShapeKind::star, r};
   if (static_cast<long>(offsets.size()) == box_points) return ShapeMatch{ShapeKind::box, r};
   return std::nullopt;
-}
-
-/// The stars and boxes the generic executor has compiled in: the presets' shapes.
-constexpr bool has_generic_kernel(int dims, const ShapeMatch& m) {
-  if (dims == 1) return m.radius <= 2;
-  if (dims == 2) return m.radius == 1 || m.radius == 3;
-  return m.radius == 1;
-}
-
-/// Whether the generic executor runs `stencil` through a kernel compiled for its shape.
-inline bool generic_kernel_specialised(const AnyStencil& stencil) {
-  return std::visit(
-      [](const auto& s) {
-        const auto m = match_shape(s);
-        return m.has_value() && has_generic_kernel(static_cast<int>(std::decay_t<decltype(s)>::rank), *m);
-      },
-      stencil);
 }
 
 }  // namespace sparstencil::impl

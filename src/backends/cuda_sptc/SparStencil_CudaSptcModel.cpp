@@ -1,23 +1,21 @@
-#include "SparStencil_Planner.hpp"
-#include "SparStencil_ShapeMatch.hpp"
+#include "SparStencil_CudaSptcModel.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 
-#include "SparStencil_Fuse.hpp"
+#include "SparStencil_Planner.hpp"
+#include "SparStencil_RowRuns.hpp"
+#include "SparStencil_SparseKernelFacts.hpp"
+#include "SparStencil_SparseOperand.hpp"
 
-namespace sparstencil {
+namespace sparstencil::cuda_sptc {
 namespace {
 
-long product(const std::vector<long>& v) {
-  long n = 1;
-  for (long x : v) n *= x;
-  return n;
-}
 int product(const std::vector<int>& v) {
   int n = 1;
   for (int x : v) n *= x;
@@ -27,128 +25,6 @@ long ceil_div(long a, long b) { return (a + b - 1) / b; }
 
 /// Outputs along axis 0 that one thread block streams through (2-D and 3-D).
 constexpr long stream_length = 512;
-
-std::vector<int> radius_of(const AnyStencil& s) {
-  return std::visit([](const auto& st) { return std::vector<int>(st.radius().begin(), st.radius().end()); }, s);
-}
-std::size_t terms_of(const AnyStencil& s) {
-  return std::visit([](const auto& st) { return st.size(); }, s);
-}
-
-void validate(const PlanRequest& r) {
-  if (static_cast<int>(r.grid.size()) != dimension(r.stencil)) {
-    impl::fail("make_plan", "grid has ", r.grid.size(), " extents but the stencil is ", dimension(r.stencil), "-D");
-  }
-  if (r.steps < 1) impl::fail("make_plan", "fused step count ", r.steps, " must be at least 1");
-  const DeviceDescription& device = device_description(r.device);
-  if (r.executor == ExecutorKind::cuda_sptc) {
-    if (!device.has_sparse_tensor_cores()) {
-      impl::fail("make_plan", "device ", r.device, " has no sparse tensor cores (cuda_sptc forced)");
-    }
-    if (!has_sparse_operands(r.precision)) {
-      impl::fail("make_plan", "precision ", to_string(r.precision),
-                 " has no sparse tensor-core form (cuda_sptc needs f16, bf16 or tf32)");
-    }
-  }
-}
-
-/// Fills the request-level fields shared by every plan.
-Plan base_plan(const PlanRequest& r) {
-  Plan p;
-  p.original    = r.stencil;
-  p.stencil     = fuse(r.stencil, r.steps);
-  p.fused_steps = r.steps;
-  p.boundary    = r.boundary;
-  p.precision   = r.precision;
-  p.device      = r.device;
-  p.grid        = r.grid;
-  p.redundancy  = static_cast<double>(terms_of(p.stencil)) / (r.steps * static_cast<double>(terms_of(r.stencil)));
-  const std::vector<int> radius = radius_of(p.stencil);
-  for (std::size_t a = 0; a < r.grid.size(); ++a) {
-    if (r.grid[a] < 2L * radius[a] + 1) {
-      impl::fail("make_plan", "grid extent ", r.grid[a], " along axis ", a, " is too small for radius ", radius[a],
-                 r.steps > 1 ? " (fused)" : "", " (needs at least ", 2 * radius[a] + 1, ")");
-    }
-  }
-  return p;
-}
-
-void finish_prediction(Prediction& pr, double launch, long points, int steps) {
-  const double slowest = std::max({pr.compute_seconds, pr.memory_seconds, pr.shared_seconds});
-  pr.bound             = slowest == pr.compute_seconds ? "compute" : slowest == pr.memory_seconds ? "memory" : "shared memory";
-  pr.seconds           = slowest + launch;
-  pr.gstencils         = static_cast<double>(points) * steps / pr.seconds / 1e9;
-}
-
-/// Temporal blocking in the model (FusedKernel): of the GPU variants' tiles (fastest axis
-/// last) the one with the least redundant work whose two buffers, tile plus steps x R halo,
-/// fit the device's team scratch. Returns {work, reads}: the sums of the t shrinking
-/// regions over t tiles' worth, and the tile plus halo read over the tile; nothing when no
-/// tile fits.
-std::optional<std::pair<double, double>> temporal_overheads(const std::vector<int>& radius, int steps, int bytes,
-                                                            double scratch_bytes) {
-  const int D = static_cast<int>(radius.size());
-  const std::vector<std::vector<int>> tiles =
-      D == 1 ? std::vector<std::vector<int>>{{1024}, {512}, {256}}
-      : D == 2 ? std::vector<std::vector<int>>{{32, 64}, {16, 128}, {16, 64}, {8, 128}, {8, 64}, {8, 32}}
-               : std::vector<std::vector<int>>{{8, 8, 32}, {4, 8, 32}, {4, 4, 16}, {4, 4, 8}};
-  std::optional<std::pair<double, double>> best;
-  for (const std::vector<int>& tile : tiles) {
-    double buffer = 1, outputs = 1, work = 0;
-    for (int k = 0; k < D; ++k) {
-      buffer *= tile[k] + 2.0 * steps * radius[k] + (k == 0 ? 7 : 0);  // V - 1 rows of padding
-      outputs *= tile[k];
-    }
-    if (2 * buffer * bytes > scratch_bytes) continue;
-    for (int s = 1; s <= steps; ++s) {
-      double region = 1;
-      for (int k = 0; k < D; ++k) region *= tile[k] + 2.0 * (steps - s) * radius[k];
-      work += region;
-    }
-    double reads = 1;
-    for (int k = 0; k < D; ++k) reads *= (tile[k] + 2.0 * steps * radius[k]) / tile[k];
-    work /= steps * outputs;
-    if (!best || work < best->first) best = std::make_pair(work, reads);
-  }
-  return best;
-}
-
-}  // namespace
-
-Prediction generic_prediction(const PlanRequest& r, std::optional<bool> temporal_form) {
-  const DeviceDescription& d = device_description(r.device);
-  const long points          = product(r.grid);
-  // A compiled shape sums at the precision's FMA rate; a run-time one is bound by its
-  // offset and weight loads, at a fraction of the f32 rate whatever the precision.
-  const bool compiled        = impl::generic_kernel_specialised(r.stencil);
-  const double rate          = !compiled ? d.cuda_f32_flops * d.generic_runtime_shape_efficiency
-                               : (r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops) *
-                                     d.generic_compute_efficiency;
-  const double flops_per_step = points * 2.0 * terms_of(r.stencil);
-  const int bytes             = storage_bytes(r.precision);
-  const double bandwidth      = d.memory_bytes_per_s *
-                           (bytes == 2 ? d.generic_memory_efficiency_16bit : d.generic_memory_efficiency);
-  Prediction unfused;
-  unfused.compute_seconds = r.steps * flops_per_step / rate;
-  unfused.memory_seconds  = r.steps * points * 2.0 * bytes / bandwidth;
-  finish_prediction(unfused, r.steps * d.launch_seconds, points, r.steps);
-  if (r.steps == 1 || temporal_form == false) return unfused;
-  const auto overheads = temporal_overheads(radius_of(r.stencil), r.steps, bytes, d.team_scratch_bytes);
-  if (!overheads && temporal_form == true) {
-    impl::fail("generic_prediction", "temporal blocking of ", r.steps, " steps: no tile with its halo fits ",
-               d.team_scratch_bytes, " bytes of team scratch");
-  }
-  if (!overheads) return unfused;
-  // Halo reads overlap neighbouring tiles' and mostly hit the L2: counted at half cost.
-  Prediction temporal;
-  temporal.temporal_blocking = true;
-  temporal.compute_seconds   = r.steps * flops_per_step * overheads->first / (rate * d.generic_temporal_efficiency);
-  temporal.memory_seconds    = points * bytes * (2.0 + 0.5 * (overheads->second - 1)) / bandwidth;
-  finish_prediction(temporal, d.launch_seconds, points, r.steps);
-  return temporal_form == true || temporal.seconds < unfused.seconds ? temporal : unfused;
-}
-
-namespace {
 
 /// mma.sp instructions a sparse plan issues over the grid (8 tiles share each N block).
 double mma_count(const Plan& p) {
@@ -160,7 +36,7 @@ double mma_count(const Plan& p) {
 /// SparStencil eq. 6-10 over the plan's geometry.
 Prediction predict_sparse(const Plan& p) {
   const DeviceDescription& d = device_description(p.device);
-  const long points          = product(p.grid);
+  const long points          = grid_points(p.grid);
   long tiles                 = 1;
   // Halo re-reads: a block reads its shared extent for its outputs. In 2-D and 3-D the
   // kernel streams blocks along axis 0 (double-buffered), so that axis's halo is paid once
@@ -168,7 +44,7 @@ Prediction predict_sparse(const Plan& p) {
   double amplification = 1.0;
   // The gather kernel reloads every halo per block; the row-run kernel streams 3-D planes
   // through a ring (each plane read once per column).
-  const bool run_form = !p.runs.empty() || (p.order.columns.empty() && impl::is_row_run_tile(p.tile));
+  const bool run_form = !p.runs.empty() || (p.order.columns.empty() && is_row_run_tile(p.tile));
   for (std::size_t a = 0; a < p.grid.size(); ++a) {
     tiles *= ceil_div(p.grid[a], p.tile[a]);
     const bool streamed = a == 0 && (p.grid.size() == 2 || (p.grid.size() == 3 && run_form));
@@ -223,9 +99,9 @@ Prediction predict_sparse(const Plan& p) {
 /// The model paper's four scenarios for the sparse plan against the generic executor.
 Scenario scenario_of(const Plan& generic, const Plan& sparse) {
   const DeviceDescription& d = device_description(sparse.device);
-  const double points        = static_cast<double>(product(sparse.grid));
+  const double points        = static_cast<double>(grid_points(sparse.grid));
   const double bytes         = storage_bytes(sparse.precision);
-  const double terms         = static_cast<double>(terms_of(sparse.original));
+  const double terms         = static_cast<double>(term_count(sparse.original));
   const double steps         = sparse.fused_steps;
   const double mma_flops     = mma_count(sparse) * 2.0 * sparse.mma.m * sparse.mma.n * sparse.mma.k;
   const double bandwidth     = d.memory_bytes_per_s;
@@ -239,7 +115,7 @@ Scenario scenario_of(const Plan& generic, const Plan& sparse) {
   sc.plain_ridge           = plain_peak / bandwidth;
   sc.tensor_intensity      = mma_flops / (points * 2.0 * bytes);
   sc.tensor_ridge          = tensor_peak / bandwidth;
-  sc.useful_fraction       = points * 2.0 * static_cast<double>(terms_of(sparse.stencil)) / mma_flops;
+  sc.useful_fraction       = points * 2.0 * static_cast<double>(term_count(sparse.stencil)) / mma_flops;
   // Useful (t steps of the original stencil) flop/s on each side, eq. 13.
   const double useful_share = steps * 2.0 * terms * points / mma_flops;  // S / alpha
   sc.ideal_speedup = useful_share * std::min(tensor_peak, bandwidth * sc.tensor_intensity) /
@@ -270,7 +146,7 @@ std::vector<std::vector<int>> candidate_tiles(int dims, const std::vector<int>& 
     int patch = 1;
     for (int a = 0; a < dims; ++a) patch *= tile[a] + 2 * radius[a];
     // Row-run plans keep A' in shared memory: their 16-output row has no patch limit.
-    if (patch <= max_patch_points || impl::is_row_run_tile(tile)) fitting.push_back(tile);
+    if (patch <= max_patch_points || is_row_run_tile(tile)) fitting.push_back(tile);
   }
   return fitting;
 }
@@ -296,13 +172,13 @@ std::vector<int> tiles_per_block_for(const std::vector<int>& tile, Precision pre
 /// The tile-independent part of a sparse plan for `tile`.
 Plan sparse_skeleton(const Plan& base, const std::vector<int>& tile) {
   if (tile.size() != base.grid.size()) {
-    impl::fail("make_sparse_plan", "tile has ", tile.size(), " extents, need ", base.grid.size());
+    sparstencil::impl::fail("make_sparse_plan", "tile has ", tile.size(), " extents, need ", base.grid.size());
   }
   Plan p            = base;
-  p.executor        = ExecutorKind::cuda_sptc;
+  p.backend         = "cuda_sptc";
   p.tile            = tile;
-  p.radius          = radius_of(p.stencil);
-  p.mma             = MmaShape::for_precision(p.precision);
+  p.radius          = radius(p.stencil);
+  p.mma             = mma_shape(p.precision);
   p.tiles_per_block = tiles_per_block_for(tile, p.precision);
   p.rows            = product(tile);
   for (std::size_t a = 0; a < tile.size(); ++a) p.patch.push_back(tile[a] + 2 * p.radius[a]);
@@ -403,15 +279,13 @@ void finish_geometry(Plan& p, bool cap_image) {
   }
 }
 
-bool better(const Plan& a, const Plan& b);
-
 Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing rule_requested) {
   // 16-output row tiles of 16-bit values have two row-run forms, image rows as they are and
   // interleaved; the cost model picks. (Measured on the H100, perf_tests/RESULTS.md
   // eleventh session: rows as they are win in 1-D, 2-D and Heat-3D, interleaved rows win
   // Box-3D27P, 383-386 against 347-355 single steps and 211-215 against 98 fused t = 3;
   // the model orders every preset so.)
-  if (rule_requested == Pairing::best && impl::is_row_run_tile(tile) && base.precision != Precision::tf32) {
+  if (rule_requested == Pairing::best && is_row_run_tile(tile) && base.precision != Precision::tf32) {
     Plan as_they_are = full_sparse_plan(base, tile, Pairing::parity_split);
     Plan interleaved = full_sparse_plan(base, tile, Pairing::interleaved);
     return interleaved.interleave != 0 && better(interleaved, as_they_are) ? interleaved : as_they_are;
@@ -443,12 +317,12 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
     // 16-output rows run as row runs (their own order and A', SparStencil_RowRuns.cpp)
     // unless a gather-form pairing rule is forced.
     const bool row_form = rule == Pairing::best || rule == Pairing::parity_split || rule == Pairing::interleaved;
-    if (impl::is_row_run_tile(tile) && row_form) {
-      impl::build_row_runs(p, a, rule);
+    if (is_row_run_tile(tile) && row_form) {
+      build_row_runs(p, a, rule);
       return;
     }
     if (rule != Pairing::best && row_form) {
-      impl::fail("make_sparse_plan", "parity_split and interleaved pair row tiles (1 x ... x 16) only");
+      sparstencil::impl::fail("make_sparse_plan", "parity_split and interleaved pair row tiles (1 x ... x 16) only");
     }
     if (rule == Pairing::best || rule == Pairing::hierarchical) {
       consider(pair_columns_hierarchical(a, geometry), "hierarchical");
@@ -463,7 +337,7 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
     p.a = pack_operand(a, p.order, p.precision);
   }, p.stencil);
 
-  if (!p.runs.empty()) impl::size_row_run_blocks(p);
+  if (!p.runs.empty()) size_row_run_blocks(p);
   finish_geometry(p, p.runs.empty());
   const int k           = static_cast<int>(p.order.columns.size());
   p.sparsity            = static_cast<double>(p.nonzeros) / (16.0 * p.a.m_blocks * k);
@@ -477,111 +351,98 @@ bool faster(const Plan& a, const Plan& b) {
          std::tie(b.predicted.seconds, b.predicted.compute_seconds, b.predicted.shared_seconds);
 }
 
-/// For the final pick: predictions within 0.5% are a tie, broken by less compute, then
-/// less shared traffic (the model cannot tell such plans apart; fewer MMAs is safer).
-bool better(const Plan& a, const Plan& b) {
-  const double sa = a.predicted.seconds, sb = b.predicted.seconds;
-  if (std::abs(sa - sb) > 0.005 * std::max(sa, sb)) return sa < sb;
-  return std::tie(a.predicted.compute_seconds, a.predicted.shared_seconds) <
-         std::tie(b.predicted.compute_seconds, b.predicted.shared_seconds);
-}
-
 }  // namespace
 
-int max_register_chunks(int m_blocks) {
-  switch (m_blocks) {
-    case 1: return 32;
-    case 2: return 16;
-    case 4: return 4;
-    default: return 0;
-  }
-}
-
-bool fits_sparse_kernel(const Plan& plan) {
-  if (plan.executor != ExecutorKind::cuda_sptc) return false;
+bool fits_kernel(const Plan& plan) {
+  if (plan.backend != "cuda_sptc") return false;
   // Row-run plans keep A' in shared memory: the block must fit the smallest opt-in limit
-  // of the sparse devices (A100: 163 KiB).
+  // of the sparse devices.
   if (!plan.runs.empty()) return row_run_layout(plan).shared_bytes <= max_row_run_shared_bytes;
   return plan.a.k_chunks <= max_register_chunks(plan.a.m_blocks);
 }
 
-Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
-  validate(r);
-  return full_sparse_plan(base_plan(r), tile, r.pairing);
-}
+namespace {
 
-Plan make_plan(const PlanRequest& r) {
-  validate(r);
-  const Plan base   = base_plan(r);
-  Plan generic      = base;
-  generic.executor  = ExecutorKind::generic;
-  generic.predicted = generic_prediction(r);
+std::optional<std::string> why_not(const PlanRequest& r) {
   const DeviceDescription& device = device_description(r.device);
-  const bool sparse_possible = device.has_sparse_tensor_cores() && has_sparse_operands(r.precision);
-  if (r.executor == ExecutorKind::generic || !sparse_possible) return generic;
-
-  // Branch and bound over the tiles: plan fully in order of their lower bounds, stop
-  // where a bound cannot beat the best full plan. The choice equals an exhaustive search.
-  std::vector<Plan> bounds;
-  for (const auto& tile : candidate_tiles(base.dims(), radius_of(base.stencil))) {
-    bounds.push_back(bounded_plan(base, tile));
+  if (!device.has_sparse_tensor_cores()) return "device " + r.device + " has no sparse tensor cores";
+  if (!has_sparse_operands(r.precision)) {
+    return std::string("precision ") + to_string(r.precision) + " has no sparse tensor-core form (f16, bf16 or tf32)";
   }
-  if (bounds.empty()) {
-    if (r.executor == ExecutorKind::cuda_sptc) {
-      impl::fail("make_plan", "no tile shape keeps the patch within ", max_patch_points,
-                 " points for this radius; the row-decomposed form is not planned yet");
-    }
-    generic.rejected.push_back({ExecutorKind::cuda_sptc, {}, 0,
-                                "no tile keeps the patch within " + std::to_string(max_patch_points) + " points"});
-    return generic;
-  }
-  std::stable_sort(bounds.begin(), bounds.end(), faster);
-  const bool forced = r.executor == ExecutorKind::cuda_sptc;
-  std::vector<Plan> planned;
-  std::vector<Alternative> pruned;
-  char reason[160];
-  for (const Plan& bound : bounds) {
-    const double target = planned.empty() ? (forced ? INFINITY : generic.predicted.seconds)
-                                          : std::min_element(planned.begin(), planned.end(), faster)->predicted.seconds;
-    if (bound.predicted.seconds > 1.005 * target) {  // outside better()'s tie window
-      std::snprintf(reason, sizeof reason, "lower bound (K at its minimum) cannot win: not planned");
-      pruned.push_back({ExecutorKind::cuda_sptc, bound.tile, bound.predicted.seconds, reason});
-      continue;
-    }
-    Plan full = full_sparse_plan(base, bound.tile, r.pairing);
-    if (!fits_sparse_kernel(full)) {
-      std::snprintf(reason, sizeof reason, "K = %zu (%d chunks) exceeds the %d the kernel holds in registers",
-                    full.order.columns.size(), full.a.k_chunks, max_register_chunks(full.a.m_blocks));
-      pruned.push_back({ExecutorKind::cuda_sptc, bound.tile, full.predicted.seconds, reason});
-      continue;
-    }
-    planned.push_back(std::move(full));
-  }
-  if (forced && planned.empty()) {
-    impl::fail("make_plan", "no tile gives a plan the sparse kernel can run (cuda_sptc forced): ",
-               pruned.empty() ? std::string("none planned") : pruned.back().reason);
-  }
-  const auto best        = std::min_element(planned.begin(), planned.end(), better);
-  const bool take_sparse = best != planned.end() && (forced || best->predicted.seconds < generic.predicted.seconds);
-  Plan chosen            = take_sparse ? *best : generic;
-  if (best != planned.end()) chosen.scenario = scenario_of(generic, *best);
-  for (auto it = planned.begin(); it != planned.end(); ++it) {
-    if (take_sparse && it == best) continue;
-    std::snprintf(reason, sizeof reason, "%s bound, S = %.2f, %ld MMAs per 8 tiles", it->predicted.bound.c_str(),
-                  it->sparsity, it->mmas_per_tile_group);
-    chosen.rejected.push_back({ExecutorKind::cuda_sptc, it->tile, it->predicted.seconds, reason});
-  }
-  chosen.rejected.insert(chosen.rejected.end(), pruned.begin(), pruned.end());
-  if (take_sparse) {
-    std::snprintf(reason, sizeof reason, "%s bound on the plain cores%s", generic.predicted.bound.c_str(),
-                  r.steps == 1                          ? ""
-                  : generic.predicted.temporal_blocking ? ", temporal blocking"
-                                                        : ", runs the steps unfused");
-    chosen.rejected.push_back({ExecutorKind::generic, {}, generic.predicted.seconds, reason});
-  }
-  std::stable_sort(chosen.rejected.begin(), chosen.rejected.end(),
-                   [](const Alternative& a, const Alternative& b) { return a.seconds < b.seconds; });
-  return chosen;
+  return std::nullopt;
 }
 
-}  // namespace sparstencil
+class Model final : public BackendModel {
+ public:
+  std::string_view name() const override { return "cuda_sptc"; }
+  std::optional<std::string> cannot_run(const PlanRequest& r) const override {
+    if (auto why = why_not(r)) return why;
+    // A fused plan reads its whole fused patch at every point: near a wall (interior,
+    // fixed_rim) that patch leaves the grid, so one launch equals t steps only at points
+    // at least t r from the rim (docs/BOUNDARIES.md).
+    if (r.steps > 1 && r.boundary != Boundary::periodic) {
+      return "fused steps are exact only away from the rim: " + std::to_string(r.steps) + " steps a launch need a "
+             "periodic boundary (" + to_string(r.boundary) + " given)";
+    }
+    return std::nullopt;
+  }
+
+  Scenario scenario(const Plan& mine, const Plan& plain) const override { return scenario_of(plain, mine); }
+
+  /// Branch and bound over the tiles: plan fully in order of their lower bounds, stop
+  /// where a bound cannot beat the fastest plan so far. The choice equals an exhaustive
+  /// search.
+  Bids bid(const PlanRequest& r, const Plan& base, double to_beat) const override {
+    Bids bids;
+    const std::vector<std::vector<int>> tiles = candidate_tiles(base.dims(), radius(base.stencil));
+    if (tiles.empty()) {
+      bids.dropped.push_back({"cuda_sptc", {}, 0, Bid::Outcome::cannot_run,
+                              "no tile keeps the patch within " + std::to_string(max_patch_points) + " points"});
+      return bids;
+    }
+    std::vector<Plan> bounds;
+    for (const auto& tile : tiles) bounds.push_back(bounded_plan(base, tile));
+    std::stable_sort(bounds.begin(), bounds.end(), faster);
+    char reason[160];
+    double best = to_beat;
+    for (const Plan& bound : bounds) {
+      if (bound.predicted.seconds > 1.005 * best) {  // outside better()'s tie window
+        bids.dropped.push_back({"cuda_sptc", bound.tile, bound.predicted.seconds, Bid::Outcome::dropped,
+                                "lower bound (K at its minimum) cannot win: not planned"});
+        continue;
+      }
+      Plan full = full_sparse_plan(base, bound.tile, r.pairing);
+      if (!fits_kernel(full)) {
+        std::snprintf(reason, sizeof reason, "K = %zu (%d chunks) exceeds the %d the kernel holds in registers",
+                      full.order.columns.size(), full.a.k_chunks, max_register_chunks(full.a.m_blocks));
+        bids.dropped.push_back({"cuda_sptc", bound.tile, full.predicted.seconds, Bid::Outcome::dropped, reason});
+        continue;
+      }
+      std::snprintf(reason, sizeof reason, "%s bound, S = %.2f, %ld MMAs per 8 tiles", full.predicted.bound.c_str(),
+                    full.sparsity, full.mmas_per_tile_group);
+      best = std::min(best, full.predicted.seconds);
+      bids.plans.push_back({std::move(full), reason});
+    }
+    if (bids.plans.empty() && std::isinf(to_beat)) {
+      sparstencil::impl::fail("make_plan", "no tile gives a plan the sparse kernel can run (cuda_sptc forced): ",
+                 bids.dropped.empty() ? std::string("none planned") : bids.dropped.back().reason);
+    }
+    return bids;
+  }
+};
+
+}  // namespace
+
+Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
+  Plan base    = base_plan(r);
+  base.backend = "cuda_sptc";
+  if (const std::optional<std::string> why = why_not(r)) sparstencil::impl::fail("make_sparse_plan", *why);
+  return full_sparse_plan(base, tile, r.pairing);
+}
+
+const BackendModel& model() {
+  static const Model instance;
+  return instance;
+}
+
+}  // namespace sparstencil::cuda_sptc

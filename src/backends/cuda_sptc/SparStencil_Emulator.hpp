@@ -1,5 +1,5 @@
 #pragma once
-/// The plan emulator: runs a sparse tensor-core Plan on the host exactly as the GPU kernel
+/// The plan emulator: runs a cuda_sptc Plan on the host exactly as the GPU kernel
 /// will, so CI can prove the transformation right without a GPU. Per block of tiles it
 /// fills a shared-memory image (block plus halo, padded rows; periodic reads wrap, reads
 /// outside the grid are zero), and per group of 8 tiles and 16-row block of A' it runs the
@@ -13,18 +13,19 @@
 #include "SparStencil_Plan.hpp"
 #include "SparStencil_Reference.hpp"
 #include "SparStencil_Rounding.hpp"
+#include "SparStencil_SparseOperand.hpp"
 
-namespace sparstencil {
+namespace sparstencil::cuda_sptc {
 
-namespace impl {
+namespace emulation {
 
 /// A value in the operand format of `p` (what the MMA multiplies).
 inline float operand_value(Precision p, double v) {
   const float f = static_cast<float>(v);
   switch (p) {
-    case Precision::f16: return f16_value(f16_bits(f));
-    case Precision::bf16: return bf16_value(bf16_bits(f));
-    case Precision::tf32: return tf32_value(tf32_bits(f));
+    case Precision::f16: return sparstencil::impl::f16_value(sparstencil::impl::f16_bits(f));
+    case Precision::bf16: return sparstencil::impl::bf16_value(sparstencil::impl::bf16_bits(f));
+    case Precision::tf32: return sparstencil::impl::tf32_value(sparstencil::impl::tf32_bits(f));
     default: return f;
   }
 }
@@ -34,15 +35,15 @@ inline double stored_value(Precision p, float v) {
   return p == Precision::tf32 ? static_cast<double>(v) : static_cast<double>(operand_value(p, v));
 }
 
-}  // namespace impl
+}  // namespace emulation
 
 template <int D>
 void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
-  if (plan.executor != ExecutorKind::cuda_sptc) impl::fail("emulate", "the plan is for the generic executor");
-  if (plan.dims() != D) impl::fail("emulate", "the plan is ", plan.dims(), "-D, the grid ", D, "-D");
+  if (plan.backend != "cuda_sptc") sparstencil::impl::fail("emulate", "the plan is for the ", plan.backend, " backend, not cuda_sptc");
+  if (plan.dims() != D) sparstencil::impl::fail("emulate", "the plan is ", plan.dims(), "-D, the grid ", D, "-D");
   for (int a = 0; a < D; ++a) {
     if (in.extents[a] != plan.grid[a] || out.extents[a] != plan.grid[a]) {
-      impl::fail("emulate", "grid extents differ from the plan's along axis ", a);
+      sparstencil::impl::fail("emulate", "grid extents differ from the plan's along axis ", a);
     }
   }
   const Stencil<D>& stencil = as<D>(plan.stencil);
@@ -90,7 +91,7 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
         inside = inside && g >= 0 && g < in.extents[a];
         x[a]   = g;
       }
-      if (inside) shared[offset] = impl::operand_value(plan.precision, in(x));
+      if (inside) shared[offset] = emulation::operand_value(plan.precision, in(x));
     }
     // MMAs, one N block of 8 tiles at a time.
     for (int group = 0; group < tiles_per_block / 8; ++group) {
@@ -134,7 +135,7 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
             }
             if (!inside) continue;
             if (!periodic && !in_interior(stencil, in.extents, x)) continue;
-            out(x) = impl::stored_value(plan.precision, acc[r][n]);
+            out(x) = emulation::stored_value(plan.precision, acc[r][n]);
           }
         }
       }
@@ -147,4 +148,4 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
   }
 }
 
-}  // namespace sparstencil
+}  // namespace sparstencil::cuda_sptc

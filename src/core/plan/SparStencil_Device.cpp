@@ -11,24 +11,6 @@ namespace {
 // memory 128 bytes per SM per clock.
 constexpr double giga = 1e9, tera = 1e12;
 
-// The tuned generic executor's efficiencies, measured on the H100 (RESULTS.md, ninth
-// session) and used for every CUDA device (same code path): float single steps at 87-93%
-// of the copy roofline where memory bound (double 84-98%, fourth session); Box-2D49P float
-// 292 GStencil/s = 28.6 of 66.9 FMA TFLOP/s (half_t 27.8); half_t Views 79-82% in 2-D, 68%
-// in 3-D (2-byte loads through registers). Run-time shapes (benchmark suite, fifth
-// session): 4.2-6.3 TFLOP/s-equivalent whatever the precision and radius (box2d r=2..7,
-// star2d r=2..7, 3-D r=2..3). Temporal blocking as it stands (benchmark suite, sixth
-// session): 9-14% of the generic rate for 2-D stars and boxes of radius 1-3 fused 2-7
-// times (37% for Box-2D49P): its per-output index and rim work dominates, so fused
-// launches lose to single steps.
-void set_measured_generic_efficiencies(DeviceDescription& d) {
-  d.generic_memory_efficiency        = 0.85;
-  d.generic_memory_efficiency_16bit  = 0.72;
-  d.generic_compute_efficiency       = 0.42;
-  d.generic_runtime_shape_efficiency = 0.07;
-  d.generic_temporal_efficiency      = 0.1;
-}
-
 DeviceDescription hopper(std::string name, std::string source, double memory_tb_s) {
   DeviceDescription d;
   d.name               = std::move(name);
@@ -43,7 +25,7 @@ DeviceDescription hopper(std::string name, std::string source, double memory_tb_
   d.cuda_f32_flops     = 2 * 128 * sm_clk;
   d.cuda_f64_flops     = 2 * 64 * sm_clk;
   d.launch_seconds     = 4e-6;
-  set_measured_generic_efficiencies(d);
+  d.gpu                = true;
   return d;
 }
 
@@ -62,7 +44,19 @@ DeviceDescription ampere() {
   d.cuda_f32_flops     = 2 * 64 * sm_clk;
   d.cuda_f64_flops     = 2 * 32 * sm_clk;
   d.launch_seconds     = 5e-6;
-  set_measured_generic_efficiencies(d);  // the H100's figures
+  d.gpu                = true;
+  return d;
+}
+
+/// A GPU without a description of its own (no sparse tensor cores planned): the A100's
+/// memory and plain-core figures as an order of magnitude.
+DeviceDescription unmeasured_gpu() {
+  DeviceDescription d   = ampere();
+  d.name                = "gpu";
+  d.source              = "a GPU without a measured description: the A100 datasheet's memory and plain-core "
+                          "figures, no tensor cores";
+  d.sparse_f16_flops    = 0;
+  d.sparse_tf32_flops   = 0;
   return d;
 }
 
@@ -84,7 +78,7 @@ const std::vector<DeviceDescription>& all_devices() {
   static const std::vector<DeviceDescription> devices{
       hopper("h100", "lent H100 80GB HBM3, measured 2026-11-22: copy 2.99 TB/s, sparse f16 964 TFLOP/s", 2.99),
       hopper("h200", "H200: the H100's compute figures, copy 4.3 TB/s as measured on a lent H200", 4.3),
-      ampere(), cpu()};
+      ampere(), unmeasured_gpu(), cpu()};
   return devices;
 }
 
@@ -117,20 +111,6 @@ int storage_bytes(Precision p) {
     case Precision::f64: return 8;
   }
   return 0;
-}
-
-bool has_sparse_operands(Precision p) {
-  return p == Precision::f16 || p == Precision::bf16 || p == Precision::tf32;
-}
-
-ErrorBound sparse_step_error_bound(Precision p, std::size_t terms) {
-  const double f32_sums = (static_cast<double>(terms) + 2.0) * 0x1p-24;
-  switch (p) {
-    case Precision::f16: return {0x1p-11 + f32_sums + 0x1p-11, (static_cast<double>(terms) + 1) * 0x1p-25};
-    case Precision::bf16: return {0x1p-8 + f32_sums + 0x1p-8, 0.0};
-    case Precision::tf32: return {0x1p-11 + 0x1p-11 + f32_sums + 0x1p-24, 0.0};
-    default: impl::fail("sparse_step_error_bound", "precision ", to_string(p), " has no tensor-core form");
-  }
 }
 
 const DeviceDescription& device_description(std::string_view name) {

@@ -24,10 +24,14 @@
 #include <algorithm>
 #include <map>
 
-#include "SparStencil_Planner.hpp"
+#include "SparStencil_RowRuns.hpp"
+
+#include <stdexcept>
+
+#include "SparStencil_SparseOperand.hpp"
 #include "SparStencil_Sparsity.hpp"
 
-namespace sparstencil {
+namespace sparstencil::cuda_sptc {
 
 namespace {
 
@@ -242,8 +246,6 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a, Pairing rule) {
 
 }  // namespace
 
-namespace impl {
-
 bool is_row_run_tile(const std::vector<int>& tile) {
   return !tile.empty() && tile.back() == 16 && std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
 }
@@ -266,8 +268,6 @@ void size_row_run_blocks(Plan& p) {
   }
 }
 
-}  // namespace impl
-
 bool reads_previous_runs(const Plan& p, std::size_t chunk) {
   if (chunk % 2 == 0 || 4 * chunk + 4 > p.runs.size()) return false;
   for (std::size_t r = 4 * chunk; r < 4 * chunk + 4; ++r) {
@@ -282,7 +282,7 @@ RowRunLayout row_run_layout(const Plan& p) {
   const int bytes = storage_bytes(p.precision);
   RowRunLayout l;
   l.vector        = 16 / bytes;
-  l.rows          = p.precision == Precision::tf32 ? 8 : 16;  // tf32: 4-byte rows, fewer to keep warps resident
+  l.rows          = p.precision == Precision::tf32 ? step_rows_tf32 : step_rows_16bit;
   const int V     = l.vector;
   l.row_halo      = D == 1 ? 0 : p.radius[D - 2];
   l.plane_halo    = D == 3 ? p.radius[0] : 0;
@@ -360,4 +360,4 @@ RowRunLayout row_run_layout(const Plan& p) {
   return l;
 }
 
-}  // namespace sparstencil
+}  // namespace sparstencil::cuda_sptc

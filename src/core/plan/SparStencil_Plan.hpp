@@ -1,10 +1,11 @@
 #pragma once
-/// A Plan: everything an executor needs to run a stencil, decided on the host. For the
-/// sparse tensor-core executor that is the tile shape, A' in its 2:4 column order,
-/// compressed and packed per lane for mma.sp, the gather table that makes B' out of the
-/// shared-memory block, the block geometry, and the cost model's prediction; for the
-/// generic executor only the prediction. explain() says what was chosen and why;
-/// to_json/plan_from_json round-trip it exactly.
+/// A Plan: everything an executor needs to run a stencil, decided on the host: the request
+/// (stencil, grid, precision, device, boundary, fused steps), the backend that won, its
+/// part of the plan and the cost model's prediction, and every backend's bid. Backends
+/// that run the stencil as a matrix product (cuda_sptc) fill the matrix form: the tile,
+/// A' in its column order, packed per lane for their instruction, the gather table or
+/// runs that make B' out of the block's image, and the block geometry. explain() says
+/// what was chosen and why; to_json/plan_from_json round-trip it exactly.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -18,16 +19,14 @@
 
 namespace sparstencil {
 
-enum class ExecutorKind { cuda_sptc, generic };
-const char* to_string(ExecutorKind e);
-
-/// The sparse MMA instruction: m16n8k32 for f16/bf16 (2:4), m16n8k16 for tf32 (1:2).
+/// The matrix instruction of a matrix-form plan (cuda_sptc: m16n8k32 for f16/bf16,
+/// m16n8k16 for tf32).
 struct MmaShape {
   int m = 16, n = 8, k = 32;
-  static MmaShape for_precision(Precision p) { return {16, 8, p == Precision::tf32 ? 16 : 32}; }
 };
 
-/// A' compressed and packed in per-lane fragment order (layout: SparStencil_Plan.cpp).
+/// A' packed in its backend's per-lane fragment order (cuda_sptc:
+/// SparStencil_SparseOperand.hpp).
 struct PackedA {
   int m_blocks = 0;  ///< 16-row blocks of A'
   int k_chunks = 0;  ///< K / mma.k
@@ -84,13 +83,19 @@ struct Scenario {
   int number() const { return plain_compute_bound() ? (tensor_compute_bound() ? 4 : 3) : (tensor_compute_bound() ? 2 : 1); }
 };
 
-/// A candidate the planner looked at and did not take.
-struct Alternative {
-  ExecutorKind executor = ExecutorKind::generic;
-  std::vector<int> tile;  ///< empty for the generic executor
-  double seconds = 0;
+/// A backend's bid for a request, as explain() lists it: a candidate it planned (seconds
+/// predicted), one it dropped unplanned, or the reason it cannot run the request at all.
+struct Bid {
+  enum class Outcome { chosen, slower, dropped, cannot_run };
+  std::string backend;
+  std::vector<int> tile;  ///< matrix-form candidates: the tile; else empty
+  double seconds = 0;     ///< one launch, predicted (chosen, slower, dropped where known)
+  Outcome outcome = Outcome::slower;
   std::string reason;
 };
+const char* to_string(Bid::Outcome o);
+/// Throws for an unknown name.
+Bid::Outcome bid_outcome_from_string(std::string_view text);
 
 struct Plan {
   // What is computed.
@@ -101,9 +106,9 @@ struct Plan {
   Precision precision = Precision::f16;
   std::string device;
   std::vector<long> grid;
-  ExecutorKind executor = ExecutorKind::generic;
+  std::string backend = "generic";  ///< the backend that runs the plan (its registered name)
 
-  // Sparse tensor-core path (empty for the generic executor).
+  // Matrix form (backends running a matrix product; empty otherwise).
   std::vector<int> tile, radius, patch;
   int rows = 0;         ///< tile points = rows of A'
   MmaShape mma;
@@ -133,7 +138,7 @@ struct Plan {
   long mmas_per_tile_group = 0;  ///< mma.sp per 8 tiles (one N block)
 
   Prediction predicted;
-  std::vector<Alternative> rejected;
+  std::vector<Bid> bids;  ///< every backend's bids, fastest first; the chosen one included
   Scenario scenario;
 
   /// Whether one launch equals fused_steps steps at every point (periodic, or no fusion).
@@ -150,15 +155,11 @@ struct Plan {
   }
 };
 
-/// Compresses A' (columns in `order`) for mma.sp of `precision`; rows padded to 16.
-PackedA pack_operand(const KernelMatrix& a, const ColumnOrder& order, Precision precision);
+/// Whether the plan has a matrix form (a tile and A').
+inline bool has_matrix_form(const Plan& plan) { return !plan.tile.empty(); }
 
-/// The dense A' value at (row, k) that a packed operand encodes, decoded the way the
-/// hardware reads fragments and metadata (used by the emulator and the tests).
-double unpack_operand(const PackedA& packed, Precision precision, int row, int k);
-
-/// Query-planner style text: chosen executor and why, tile, patch, nonzeros, padding,
-/// S, MMAs per tile, predicted bound and GStencil/s, rejected alternatives.
+/// Query-planner style text: chosen backend and why, tile, patch, nonzeros, padding,
+/// S, MMAs per tile, predicted bound and GStencil/s, every bid and why it won or lost.
 std::string explain(const Plan& plan);
 
 std::string to_json(const Plan& plan);

@@ -108,6 +108,14 @@ inline const std::string& name(const AnyStencil& s) {
   return std::visit([](const auto& st) -> const std::string& { return st.name(); }, s);
 }
 
+/// Radius per axis and number of terms of a run-time stencil.
+inline std::vector<int> radius(const AnyStencil& s) {
+  return std::visit([](const auto& st) { return std::vector<int>(st.radius().begin(), st.radius().end()); }, s);
+}
+inline std::size_t term_count(const AnyStencil& s) {
+  return std::visit([](const auto& st) { return st.size(); }, s);
+}
+
 /// The D-dimensional stencil held by `s`; throws when it has another dimension.
 template <int D>
 const Stencil<D>& as(const AnyStencil& s) {

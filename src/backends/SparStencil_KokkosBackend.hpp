@@ -1,0 +1,70 @@
+#pragma once
+/// The Kokkos side of a backend: what the front-end (src/kokkos) asks of each backend's
+/// trait, and the Options a user hands in. A backend <name> supplies, in
+/// src/backends/<name>/SparStencil_<Name>Kokkos.hpp, `sparstencil::<name>::KokkosBackend`
+/// with these static members (docs/ARCHITECTURE.md):
+///
+///   static constexpr std::string_view name;       // the model's name()
+///   template <class ExecSpace, class InView, class OutView>
+///   static constexpr bool runs();                  // compile time: these types at all
+///   template <class T>
+///   static std::optional<Precision> precision(bool forced);  // operand precision for
+///                                                  // Views of T (forced: the user named it)
+///   template <class ExecSpace>
+///   static std::optional<std::string> cannot_run(const ExecSpace&);  // run time: its device
+///   template <class ExecSpace, class InView, class OutView, int D>
+///   static std::unique_ptr<Launcher<ExecSpace, InView, OutView>>
+///   launcher(const ExecSpace&, const Plan&, const Stencil<D>&, const InView&, const OutView&,
+///            const Options&);                      // made once per plan and depth
+///
+/// `runs()` is false for types the backend cannot take, so nothing of it is instantiated
+/// for them (kokkos-kernels' *_tpl_spec_avail).
+#include <Kokkos_Core.hpp>
+
+#include <optional>
+#include <string>
+
+#include "SparStencil_Boundary.hpp"
+#include "SparStencil_GenericModel.hpp"
+#include "SparStencil_Plan.hpp"
+
+namespace sparstencil {
+
+/// What a user asks of apply, iterate and the plans they hold.
+struct Options {
+  Boundary boundary = Boundary::periodic;
+  /// The backend that runs the steps, by name ("generic", "cuda_sptc"; print_configuration
+  /// lists those built); empty: the planner's choice among the backends that can run them.
+  /// A backend named that cannot run them is an error naming why.
+  std::string backend;
+  /// Generic executor only: a variant to run instead of the tuned or default one.
+  std::optional<GenericConfig> generic_variant;
+  GenericTuning tuning;
+  /// iterate only: steps per launch. 0 (default): the planner's choice, from 1 to 8, where
+  /// it has a model of the device (GPUs), else 1. t >= 1: t steps a launch (fewer for the
+  /// last launch if the count does not divide). The generic executor fuses by temporal
+  /// blocking (exact under every boundary mode); the sparse one with fused plans, only
+  /// under a periodic boundary (elsewhere a fused plan is exact only away from the rim,
+  /// docs/BOUNDARIES.md), so forcing both throws there.
+  int fusion = 0;
+  /// iterate on CUDA: record runs of launches once as a CUDA graph and replay it (where
+  /// the backend's launches can be recorded); false launches each step.
+  bool cuda_graphs = true;
+};
+
+/// One launch of a planned step on Views of these types: `out` = the plan's fused steps
+/// applied to `in`, asynchronous on `space`. Made by a backend's trait for one plan; holds
+/// whatever the backend uploaded and tuned.
+template <class ExecSpace, class InView, class OutView>
+class Launcher {
+ public:
+  virtual ~Launcher()                                                                      = default;
+  virtual void launch(const ExecSpace& space, const InView& in, const OutView& out) const = 0;
+  /// What runs, for RunReport::variant ("row runs, 12 chunks, ...", "streaming 64x1 ...").
+  virtual std::string describe() const = 0;
+  /// Whether launches can be recorded into a CUDA graph (no host synchronisation, no
+  /// allocation in a launch).
+  virtual bool capturable() const { return false; }
+};
+
+}  // namespace sparstencil

@@ -1,0 +1,122 @@
+#pragma once
+/// The CUDA sparse tensor-core executor's Kokkos trait (SparStencil_KokkosBackend.hpp):
+/// Views in Kokkos::CudaSpace run on Kokkos::Cuda, on a device of compute capability 8.0+.
+/// Compiled in where Kokkos has CUDA and the library was built with the executor
+/// (SPARSTENCIL_ENABLE_CUDA_SPTC); elsewhere `runs()` is false and nothing of it is
+/// instantiated.
+///
+/// half_t Views are planned with f16 operands (storage precision: nothing is lost beyond
+/// the documented bound). float Views go to tensor cores only when the backend is named
+/// (Options::backend), as tf32 operands (docs/PRECISION.md). LayoutLeft Views are planned
+/// with their axes reversed, so the contiguous axis is the plan's fastest; LayoutStride
+/// Views run with their strides (the fast copies need a contiguous last axis).
+#include <Kokkos_Core.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "SparStencil_Config.hpp"
+#include "SparStencil_KokkosBackend.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
+#include "SparStencil_CudaDevice.hpp"
+#include "SparStencil_SparseExecutor.hpp"
+#endif
+
+namespace sparstencil::cuda_sptc {
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
+
+namespace impl {
+
+/// One launch of a cuda_sptc plan: the executor built once (A' and tables uploaded), the
+/// View strides passed in the plan's axis order per call.
+template <int D, class ExecSpace, class InView, class OutView>
+class SparseLauncher final : public Launcher<ExecSpace, InView, OutView> {
+ public:
+  explicit SparseLauncher(const Plan& plan) : m_executor(plan) {}
+
+  void launch(const ExecSpace& space, const InView& in, const OutView& out) const override {
+    constexpr bool reversed = std::is_same_v<typename OutView::array_layout, Kokkos::LayoutLeft>;
+    long in_strides[D], out_strides[D];
+    for (int a = 0; a < D; ++a) {
+      const int axis = reversed ? D - 1 - a : a;
+      in_strides[a]  = static_cast<long>(in.stride(axis));
+      out_strides[a] = static_cast<long>(out.stride(axis));
+    }
+    m_executor.apply(in.data(), in_strides, out.data(), out_strides, space.cuda_stream());
+  }
+  std::string describe() const override { return m_executor.describe(); }
+  bool capturable() const override { return true; }
+
+ private:
+  SparseExecutor m_executor;
+};
+
+}  // namespace impl
+
+struct KokkosBackend {
+  static constexpr std::string_view name = "cuda_sptc";
+  static constexpr std::string_view requirement =
+      "it takes Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t (f16), or float (tf32) where named";
+
+  template <class ExecSpace, class InView, class OutView>
+  static constexpr bool runs() {
+    using T = typename OutView::non_const_value_type;
+    return std::is_same_v<ExecSpace, Kokkos::Cuda> &&
+           std::is_same_v<typename InView::memory_space, Kokkos::CudaSpace> &&
+           std::is_same_v<typename OutView::memory_space, Kokkos::CudaSpace> &&
+           (std::is_same_v<T, Kokkos::Experimental::half_t> || std::is_same_v<T, float>);
+  }
+
+  /// f16 for half_t; tf32 for float only where the user named this backend (float keeps
+  /// f32 accuracy otherwise).
+  template <class T>
+  static std::optional<Precision> precision(bool forced) {
+    if constexpr (std::is_same_v<T, Kokkos::Experimental::half_t>) return Precision::f16;
+    else if constexpr (std::is_same_v<T, float>) return forced ? std::optional(Precision::tf32) : std::nullopt;
+    else return std::nullopt;
+  }
+
+  template <class ExecSpace>
+  static std::optional<std::string> cannot_run(const ExecSpace& space) {
+    const DeviceInfo info = device_info(space.cuda_device());
+    if (has_sparse_tensor_cores(info)) return std::nullopt;
+    return "device " + info.name + " (compute capability " + std::to_string(info.major) + "." +
+           std::to_string(info.minor) + ") has no sparse tensor cores: 8.0 or newer is needed";
+  }
+
+  template <int D, class ExecSpace, class InView, class OutView>
+  static int steps_per_launch(const ExecSpace&, const Plan& plan, const Stencil<D>&, const InView&, const OutView&,
+                              const Options&, bool) {
+    return plan.fused_steps;
+  }
+
+  template <class ExecSpace, class InView, class OutView, int D>
+  static std::unique_ptr<Launcher<ExecSpace, InView, OutView>> launcher(const ExecSpace&, const Plan& plan,
+                                                                        const Stencil<D>&, const InView&,
+                                                                        const OutView&, const Options&) {
+    return std::make_unique<impl::SparseLauncher<D, ExecSpace, InView, OutView>>(plan);
+  }
+};
+
+#else
+
+/// Not built here (no Kokkos CUDA or no CUDA executor): runs nothing, so the front-end
+/// asks nothing else of it.
+struct KokkosBackend {
+  static constexpr std::string_view name = "cuda_sptc";
+  static constexpr std::string_view requirement =
+      "the sparse executor is not built here: it needs Kokkos with CUDA and SparStencil built with "
+      "SparStencil_ENABLE_CUDA_SPTC";
+  template <class ExecSpace, class InView, class OutView>
+  static constexpr bool runs() {
+    return false;
+  }
+};
+
+#endif
+
+}  // namespace sparstencil::cuda_sptc

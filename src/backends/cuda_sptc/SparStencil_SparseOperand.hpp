@@ -1,0 +1,35 @@
+#pragma once
+/// The operands of the sparse MMA (mma.sp::ordered_metadata): which precisions it takes,
+/// its shape, A' compressed and packed per lane, and the error bound of one step it
+/// computes. Plain C++: the planner packs, the emulator and the tests decode.
+#include <cstddef>
+
+#include "SparStencil_Plan.hpp"
+
+namespace sparstencil::cuda_sptc {
+
+/// Whether sparse tensor cores take this precision (f16, bf16: 2:4; tf32: 1:2).
+bool has_sparse_operands(Precision p);
+
+/// m16n8k32 for f16/bf16 (2:4), m16n8k16 for tf32 (1:2).
+MmaShape mma_shape(Precision p);
+
+/// Compresses A' (columns in `order`) for mma.sp of `precision`; rows padded to 16.
+PackedA pack_operand(const KernelMatrix& a, const ColumnOrder& order, Precision precision);
+
+/// The dense A' value at (row, k) that a packed operand encodes, decoded the way the
+/// hardware reads fragments and metadata (used by the emulator and the tests).
+double unpack_operand(const PackedA& packed, Precision precision, int row, int k);
+
+/// Error bound factor of one tensor-core step with `terms` terms (docs/PRECISION.md):
+///   |computed - exact| <= factor * sum_k |w_k| |in(x + o_k)| + floor * max |in|
+/// with factor = u_op (weights rounded) + u_in (inputs rounded to the operand format;
+/// 0 where storage already is that format) + (terms + 2) 2^-24 (f32 sums) + u_store, and
+/// `floor` covering weights that fall below the format's normal range (f16 subnormals).
+struct ErrorBound {
+  double factor = 0;
+  double floor  = 0;
+};
+ErrorBound step_error_bound(Precision p, std::size_t terms);
+
+}  // namespace sparstencil::cuda_sptc

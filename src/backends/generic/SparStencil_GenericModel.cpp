@@ -1,0 +1,203 @@
+#include "SparStencil_GenericModel.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <utility>
+
+#include "SparStencil_Planner.hpp"
+
+namespace sparstencil {
+
+std::string to_string(const GenericConfig& c) {
+  std::ostringstream s;
+  const char* caching[] = {"cached", "scratch", "streaming"};
+  s << caching[static_cast<int>(c.caching)] << ' ' << c.threads_fast << 'x' << c.threads_second << " threads, ";
+  if (c.columns != 1) s << c.columns << " columns each, ";
+  if (c.caching == GenericCaching::streaming) s << c.outputs << " planes a team";
+  else s << c.outputs << (c.outputs == 1 ? " output" : " outputs") << " each";
+  return s.str();
+}
+
+namespace generic {
+
+std::vector<GenericConfig> candidates(int dims, bool gpu) {
+  constexpr auto hw = GenericCaching::hardware, sw = GenericCaching::scratch, st = GenericCaching::streaming;
+  if (!gpu) {
+    // Host spaces run one thread per team: the team's tile is a loop, so only the tile
+    // shape and outputs per iteration matter.
+    if (dims == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {sw, 256, 1, 4}};
+    return {{hw, 64, 4, 4}, {hw, 64, 4, 2}, {hw, 32, 8, 8}, {sw, 64, 4, 4}};
+  }
+  if (dims == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {hw, 256, 1, 2}, {hw, 128, 1, 8}, {sw, 256, 1, 4}};
+  // Streaming with one column a thread is left out (2-D, 3-D): it keeps a local-memory
+  // frame and measured far slower than two columns (docs/GENERIC.md).
+  if (dims == 2) {
+    return {{hw, 64, 4, 4},       {hw, 64, 4, 2},       {hw, 128, 2, 4},      {hw, 32, 8, 4},
+            {hw, 64, 4, 8},       {hw, 32, 4, 8},       {sw, 64, 4, 4},       {st, 64, 1, 128, 2},
+            {st, 128, 1, 128, 2}, {st, 128, 1, 256, 2}, {st, 32, 1, 256, 4},  {st, 64, 1, 128, 4},
+            {st, 64, 1, 256, 4},  {st, 128, 1, 128, 4}};
+  }
+  return {{hw, 32, 8, 4},     {hw, 64, 4, 4},     {hw, 32, 8, 8},     {hw, 64, 4, 8},    {hw, 64, 2, 8},
+          {sw, 32, 8, 4},     {st, 16, 8, 64, 2}, {st, 16, 8, 128, 2}, {st, 32, 8, 64, 2}, {st, 16, 16, 64, 2}};
+}
+
+std::vector<GenericConfig> fused_candidates(int dims, bool gpu) {
+  constexpr auto sw = GenericCaching::scratch;
+  if (!gpu) {  // one thread a team: small tiles keep both buffers in the host's 32 KiB of team scratch
+    if (dims == 1) return {{sw, 256, 1, 4}};
+    if (dims == 2) return {{sw, 32, 2, 8}, {sw, 16, 2, 4}};
+    return {{sw, 8, 4, 4}, {sw, 4, 4, 2}};
+  }
+  if (dims == 1) return {{sw, 256, 1, 4}, {sw, 256, 1, 8}, {sw, 128, 1, 8}};
+  if (dims == 2) {
+    return {{sw, 64, 4, 4}, {sw, 64, 4, 8}, {sw, 128, 2, 4}, {sw, 32, 8, 4}, {sw, 128, 2, 8}, {sw, 64, 2, 8}};
+  }
+  return {{sw, 32, 8, 4}, {sw, 32, 8, 8}, {sw, 32, 4, 8}, {sw, 64, 4, 4}, {sw, 16, 16, 4}, {sw, 16, 4, 4}};
+}
+
+std::array<int, 3> team_tile(int dims, const GenericConfig& c) {
+  std::array<int, 3> tile{1, 1, 1};
+  if (dims == 1) {
+    tile[0] = c.threads_fast * c.threads_second * c.outputs;
+  } else if (c.caching == GenericCaching::streaming) {
+    // A plane of threads across the axes k >= 1; `outputs` planes along k = 0.
+    tile[0] = c.outputs;
+    if (dims == 2) tile[1] = c.threads_fast * c.threads_second * c.columns;
+    else tile[1] = c.threads_second, tile[2] = c.threads_fast * c.columns;
+  } else {
+    tile[dims - 1] = c.threads_fast;
+    if (dims == 2) tile[0] = c.threads_second * c.outputs;
+    else tile[1] = c.threads_second, tile[0] = c.outputs;
+  }
+  return tile;
+}
+
+bool has_compiled_kernel(const AnyStencil& stencil) {
+  return std::visit(
+      [](const auto& s) {
+        const auto m = impl::match_shape(s);
+        return m.has_value() && has_compiled_kernel(static_cast<int>(std::decay_t<decltype(s)>::rank), *m);
+      },
+      stencil);
+}
+
+// Measured on the H100 (perf_tests/RESULTS.md) and used for every GPU (same code path):
+// float single steps at 87-93% of the copy roofline where memory bound (double 84-98%);
+// Box-2D49P float 292 GStencil/s = 28.6 of 66.9 FMA TFLOP/s; half_t Views 79-82% in 2-D,
+// 68% in 3-D (2-byte loads through registers). Run-time shapes: 4.2-6.3 TFLOP/s-equivalent
+// whatever the precision and radius. Temporal blocking as it stands: 9-14% of the generic
+// rate for 2-D stars and boxes of radius 1-3 fused 2-7 times.
+Efficiency efficiency(const DeviceDescription& device) {
+  Efficiency e;
+  if (device.gpu) {
+    e.memory        = 0.85;
+    e.memory_16bit  = 0.72;
+    e.compute       = 0.42;
+    e.runtime_shape = 0.07;
+    e.temporal      = 0.1;
+  }
+  return e;
+}
+
+namespace {
+
+/// Temporal blocking in the model (FusedKernel): of the device's temporal variants the one
+/// with the least redundant work whose two buffers fit team scratch. Returns {work, reads}:
+/// the sums of the t shrinking regions over t tiles' worth, and the tile plus halo read
+/// over the tile; nothing when no variant fits.
+std::optional<std::pair<double, double>> temporal_overheads(const std::vector<int>& radius, int steps, int bytes,
+                                                            bool gpu, double scratch_bytes) {
+  const int D = static_cast<int>(radius.size());
+  // Kernel axes: the contiguous (plan) axis last, as FusedKernel walks them.
+  std::optional<std::pair<double, double>> best;
+  for (const GenericConfig& c : fused_candidates(D, gpu)) {
+    const std::array<int, 3> tile = team_tile(D, c);
+    double buffer = 1, outputs = 1, work = 0, reads = 1;
+    for (int k = 0; k < D; ++k) {
+      buffer *= fused_buffer_extent(tile[k], radius[k], steps, c.outputs, k == 0);
+      outputs *= tile[k];
+      reads *= (tile[k] + 2.0 * steps * radius[k]) / tile[k];
+    }
+    if (2 * buffer * bytes > scratch_bytes) continue;
+    for (int s = 1; s <= steps; ++s) {
+      double region = 1;
+      for (int k = 0; k < D; ++k) region *= tile[k] + 2.0 * (steps - s) * radius[k];
+      work += region;
+    }
+    work /= steps * outputs;
+    if (!best || work < best->first) best = std::make_pair(work, reads);
+  }
+  return best;
+}
+
+}  // namespace
+
+Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
+  const DeviceDescription& d = device_description(r.device);
+  const Efficiency e         = efficiency(d);
+  const long points          = grid_points(r.grid);
+  // A compiled shape sums at the precision's FMA rate; a run-time one is bound by its
+  // offset and weight loads, at a fraction of the f32 rate whatever the precision.
+  const double rate = !has_compiled_kernel(r.stencil)
+                          ? d.cuda_f32_flops * e.runtime_shape
+                          : (r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops) * e.compute;
+  const double flops_per_step = points * 2.0 * static_cast<double>(term_count(r.stencil));
+  const int bytes             = storage_bytes(r.precision);
+  const double bandwidth      = d.memory_bytes_per_s * (bytes == 2 ? e.memory_16bit : e.memory);
+  Prediction unfused;
+  unfused.compute_seconds = r.steps * flops_per_step / rate;
+  unfused.memory_seconds  = r.steps * points * 2.0 * bytes / bandwidth;
+  finish_prediction(unfused, r.steps * d.launch_seconds, points, r.steps);
+  if (r.steps == 1 || temporal_form == false) return unfused;
+  const auto overheads = temporal_overheads(radius(r.stencil), r.steps, bytes, d.gpu, e.team_scratch_bytes);
+  if (!overheads && temporal_form == true) {
+    impl::fail("generic_prediction", "temporal blocking of ", r.steps, " steps: no tile with its halo fits ",
+               e.team_scratch_bytes, " bytes of team scratch");
+  }
+  if (!overheads) return unfused;
+  // Halo reads overlap neighbouring tiles' and mostly hit the L2: counted at half cost.
+  Prediction temporal;
+  temporal.temporal_blocking = true;
+  temporal.compute_seconds   = r.steps * flops_per_step * overheads->first / (rate * e.temporal);
+  temporal.memory_seconds    = points * bytes * (2.0 + 0.5 * (overheads->second - 1)) / bandwidth;
+  finish_prediction(temporal, d.launch_seconds, points, r.steps);
+  return temporal_form == true || temporal.seconds < unfused.seconds ? temporal : unfused;
+}
+
+namespace {
+
+class Model final : public BackendModel {
+ public:
+  std::string_view name() const override { return "generic"; }
+  bool plain_cores() const override { return true; }
+
+  std::optional<std::string> cannot_run(const PlanRequest& r) const override {
+    if (r.precision == Precision::tf32) {
+      return std::string("tf32 is a tensor-core operand format; the generic executor sums float Views in f32");
+    }
+    return std::nullopt;
+  }
+
+  Bids bid(const PlanRequest& r, const Plan& base, double) const override {
+    Bids bids;
+    Plan p      = base;
+    p.backend   = "generic";
+    p.predicted = predict(r);
+    const char* how = r.steps == 1                 ? ""
+                      : p.predicted.temporal_blocking ? ", temporal blocking"
+                                                     : ", runs the steps unfused";
+    std::string summary = p.predicted.bound + " bound on the plain cores" + how;
+    bids.plans.push_back({std::move(p), std::move(summary)});
+    return bids;
+  }
+};
+
+}  // namespace
+
+const BackendModel& model() {
+  static const Model instance;
+  return instance;
+}
+
+}  // namespace generic
+}  // namespace sparstencil

@@ -1,0 +1,127 @@
+#pragma once
+/// The generic executor as the planner sees it (no Kokkos): its variants, the tiles they
+/// cover, the stencil shapes compiled in, the figures it reaches on each device, and its
+/// bid. The Kokkos executor (SparStencil_Generic.hpp) reads the same facts, so the model
+/// and the kernels cannot drift apart.
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "SparStencil_Backend.hpp"
+#include "SparStencil_ShapeMatch.hpp"
+
+/// For the few functions both host models and device kernels call.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define SPARSTENCIL_HOST_DEVICE __host__ __device__
+#else
+#define SPARSTENCIL_HOST_DEVICE
+#endif
+
+namespace sparstencil {
+
+/// How the generic executor's interior kernel reaches its inputs (docs/GENERIC.md).
+enum class GenericCaching {
+  hardware,  ///< straight from global memory through the caches; V outputs a thread
+  scratch,   ///< the team's tile and halo copied to team scratch first; V outputs a thread
+  streaming  ///< GPU, 2-D/3-D stars and boxes: planes streamed through scratch, sums in registers
+};
+
+/// One variant of the generic executor's interior kernel.
+struct GenericConfig {
+  GenericCaching caching = GenericCaching::hardware;
+  int threads_fast       = 64;  ///< threads of a team along the contiguous axis
+  int threads_second     = 4;   ///< threads along the next axis (2-D hardware/scratch: the blocking axis)
+  /// hardware, scratch: outputs per thread along the blocking axis (1, 2, 4 or 8);
+  /// streaming: planes a team walks along the slowest axis (1 to 4096).
+  int outputs = 4;
+  /// streaming: adjacent outputs per thread along the contiguous axis (1, 2 or 4 in 2-D;
+  /// 1 or 2 in 3-D); 1 for the other variants.
+  int columns = 1;
+
+  friend bool operator==(const GenericConfig& a, const GenericConfig& b) {
+    return a.caching == b.caching && a.threads_fast == b.threads_fast && a.threads_second == b.threads_second &&
+           a.outputs == b.outputs && a.columns == b.columns;
+  }
+  friend bool operator!=(const GenericConfig& a, const GenericConfig& b) { return !(a == b); }
+};
+
+std::string to_string(const GenericConfig& c);
+
+/// How the generic executor picks its variant when none is forced.
+struct GenericTuning {
+  bool autotune   = true;      ///< time the candidates once per problem (grids of min_points or more)
+  long min_points = 1L << 20;  ///< smaller grids take the default variant untimed
+};
+
+namespace generic {
+
+/// The single-step variants the tuner times, per dimension, on a GPU or a host space; the
+/// first is the untimed default.
+std::vector<GenericConfig> candidates(int dims, bool gpu);
+/// The temporal-blocking variants (FusedKernel: team scratch, V outputs a thread along the
+/// blocking axis, so `caching` is scratch); the first is the untimed default.
+std::vector<GenericConfig> fused_candidates(int dims, bool gpu);
+
+/// Outputs a team of `c` covers per kernel axis (k = 0 the blocking axis, k = dims - 1
+/// the contiguous one); entries past dims - 1 are 1.
+std::array<int, 3> team_tile(int dims, const GenericConfig& c);
+
+/// Extent along one kernel axis of each of FusedKernel's two scratch buffers: the tile,
+/// a halo of `steps` radii on both sides, and along the blocking axis V - 1 more values,
+/// where the last group of V outputs of a region may run past it.
+SPARSTENCIL_HOST_DEVICE constexpr int fused_buffer_extent(int tile, int radius, int steps, int outputs,
+                                                         bool blocking_axis) {
+  return tile + 2 * steps * radius + (blocking_axis ? outputs - 1 : 0);
+}
+
+/// A star or box the executor has a kernel compiled for (unrolled, offsets as constants).
+struct CompiledShape {
+  int dims;
+  impl::ShapeKind kind;
+  int radius;
+};
+/// The presets' shapes; SparStencil_Generic.hpp instantiates exactly these.
+inline constexpr CompiledShape compiled_shapes[] = {
+    {1, impl::ShapeKind::star, 1}, {1, impl::ShapeKind::star, 2}, {2, impl::ShapeKind::star, 1},
+    {2, impl::ShapeKind::box, 1},  {2, impl::ShapeKind::star, 3}, {2, impl::ShapeKind::box, 3},
+    {3, impl::ShapeKind::star, 1}, {3, impl::ShapeKind::box, 1}};
+
+constexpr bool has_compiled_kernel(int dims, const impl::ShapeMatch& m) {
+  for (const CompiledShape& s : compiled_shapes) {
+    if (s.dims == dims && s.kind == m.kind && s.radius == m.radius) return true;
+  }
+  return false;
+}
+/// Whether `stencil` runs through a kernel compiled for its shape.
+bool has_compiled_kernel(const AnyStencil& stencil);
+
+/// What the executor reaches on a device, as it stands (measured on the H100 for every
+/// GPU: the same code path; 1 where unmeasured, docs/COST_MODEL.md).
+struct Efficiency {
+  double memory       = 1;  ///< of the copy bandwidth, 32- and 64-bit Views
+  double memory_16bit = 1;  ///< 16-bit Views (one 2-byte load a value)
+  double compute      = 1;  ///< of the FMA rate, compiled shapes
+  /// Shapes without a compiled kernel loop over offsets and weights in memory: bound by
+  /// issuing those loads, so this fraction applies to the f32 rate whatever the precision.
+  double runtime_shape = 1;
+  /// Temporal blocking: the fraction of the compute rate its sums reach (scratch reads, a
+  /// barrier a step).
+  double temporal = 1;
+  /// Team scratch a block may take (Kokkos on CUDA: 48 KiB less the team's reserve): the
+  /// two temporal buffers must fit.
+  double team_scratch_bytes = 40944;
+};
+Efficiency efficiency(const DeviceDescription& device);
+
+/// The cost model's prediction: the faster of the two forms for fused steps (t launches
+/// of one step, or one launch by temporal blocking), or the form asked for (`temporal`;
+/// true throws std::runtime_error where no tile and halo fit team scratch).
+Prediction predict(const PlanRequest& request, std::optional<bool> temporal = std::nullopt);
+
+/// The backend's model, for the registry.
+const BackendModel& model();
+
+}  // namespace generic
+
+}  // namespace sparstencil

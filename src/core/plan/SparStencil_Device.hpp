@@ -1,0 +1,43 @@
+#pragma once
+/// Precisions and the device descriptions the cost model reads (docs/COST_MODEL.md says
+/// where each figure comes from).
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sparstencil {
+
+/// Operand precision of a planned run. f16 and bf16 store and multiply 16-bit values;
+/// tf32 stores float and multiplies tf32 (10-bit mantissa) on tensor cores; f32 and f64
+/// are exact-precision paths (generic executor).
+enum class Precision { f16, bf16, tf32, f32, f64 };
+
+const char* to_string(Precision p);
+/// Throws for an unknown name, listing the known ones.
+Precision precision_from_string(std::string_view text);
+/// Bytes one grid value occupies in memory.
+int storage_bytes(Precision p);
+
+/// A device as the cost models see it: hardware figures only; what each backend reaches
+/// of them is the backend's own description of itself.
+struct DeviceDescription {
+  std::string name;
+  std::string source;  ///< where the figures come from (measured run or datasheet)
+  int multiprocessors  = 0;
+  double clock_ghz     = 0;
+  double memory_bytes_per_s = 0;  ///< device memory, read + write bytes (copy bandwidth)
+  double shared_bytes_per_s = 0;  ///< shared memory, all SMs together
+  double sparse_f16_flops   = 0;  ///< mma.sp f16/bf16, dense-equivalent flop/s (0: none)
+  double sparse_tf32_flops  = 0;  ///< mma.sp tf32, dense-equivalent flop/s
+  double cuda_f32_flops     = 0;  ///< FMA throughput of the plain cores, f32
+  double cuda_f64_flops     = 0;
+  double launch_seconds     = 0;  ///< fixed cost per kernel launch
+  bool gpu                  = false;
+  bool has_sparse_tensor_cores() const { return sparse_f16_flops > 0; }
+};
+
+/// h100, h200, a100, gpu or cpu; throws for other names, listing the known ones.
+const DeviceDescription& device_description(std::string_view name);
+std::vector<std::string> device_names();
+
+}  // namespace sparstencil

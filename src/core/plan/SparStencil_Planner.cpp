@@ -1,0 +1,147 @@
+#include "SparStencil_Planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "SparStencil_Fuse.hpp"
+
+namespace sparstencil {
+
+long grid_points(const std::vector<long>& grid) {
+  long n = 1;
+  for (long x : grid) {
+    if (x < 1 || n > (1L << 62) / x) {
+      impl::fail("make_plan", "grid ", impl::tuple_string(grid), x < 1 ? " has an extent below 1" : " has more than 2^62 points");
+    }
+    n *= x;
+  }
+  return n;
+}
+
+void finish_prediction(Prediction& pr, double launch, long points, int steps) {
+  const double slowest = std::max({pr.compute_seconds, pr.memory_seconds, pr.shared_seconds});
+  pr.bound = slowest == pr.compute_seconds ? "compute" : slowest == pr.memory_seconds ? "memory" : "shared memory";
+  pr.seconds   = slowest + launch;
+  pr.gstencils = static_cast<double>(points) * steps / pr.seconds / 1e9;
+}
+
+bool better(const Plan& a, const Plan& b) {
+  const double sa = a.predicted.seconds, sb = b.predicted.seconds;
+  if (std::abs(sa - sb) > 0.005 * std::max(sa, sb)) return sa < sb;
+  return std::tie(a.predicted.compute_seconds, a.predicted.shared_seconds) <
+         std::tie(b.predicted.compute_seconds, b.predicted.shared_seconds);
+}
+
+Plan base_plan(const PlanRequest& r) {
+  if (static_cast<int>(r.grid.size()) != dimension(r.stencil)) {
+    impl::fail("make_plan", "grid has ", r.grid.size(), " extents but the stencil is ", dimension(r.stencil), "-D");
+  }
+  if (r.steps < 1) impl::fail("make_plan", "fused step count ", r.steps, " must be at least 1");
+  grid_points(r.grid);
+  device_description(r.device);  // throws for an unknown name
+  Plan p;
+  p.original    = r.stencil;
+  p.stencil     = fuse(r.stencil, r.steps);
+  p.fused_steps = r.steps;
+  p.boundary    = r.boundary;
+  p.precision   = r.precision;
+  p.device      = r.device;
+  p.grid        = r.grid;
+  p.redundancy  = static_cast<double>(term_count(p.stencil)) / (r.steps * static_cast<double>(term_count(r.stencil)));
+  const std::vector<int> fused_radius = radius(p.stencil);
+  for (std::size_t a = 0; a < r.grid.size(); ++a) {
+    if (r.grid[a] < 2L * fused_radius[a] + 1) {
+      impl::fail("make_plan", "grid extent ", r.grid[a], " along axis ", a, " is too small for radius ",
+                 fused_radius[a], r.steps > 1 ? " (fused)" : "", " (needs at least ", 2 * fused_radius[a] + 1, ")");
+    }
+  }
+  return p;
+}
+
+namespace {
+
+/// The backends the request asks for, in the order given to the planner.
+std::vector<const BackendModel*> asked(const PlanRequest& r, const std::vector<const BackendModel*>& backends) {
+  for (const std::string& wanted : r.backends) {
+    const bool known = std::any_of(backends.begin(), backends.end(),
+                                   [&](const BackendModel* b) { return b->name() == wanted; });
+    if (!known) {
+      std::string names;
+      for (const BackendModel* b : backends) names += (names.empty() ? "" : ", ") + std::string(b->name());
+      impl::fail("make_plan", "unknown backend '", wanted, "' (known: ", names, ")");
+    }
+  }
+  std::vector<const BackendModel*> chosen;
+  for (const BackendModel* b : backends) {
+    if (r.backends.empty() || std::find(r.backends.begin(), r.backends.end(), b->name()) != r.backends.end()) {
+      chosen.push_back(b);
+    }
+  }
+  return chosen;
+}
+
+}  // namespace
+
+Plan make_plan(const PlanRequest& r, const std::vector<const BackendModel*>& backends) {
+  const Plan base                             = base_plan(r);
+  const std::vector<const BackendModel*> ours = asked(r, backends);
+  const bool forced                           = r.backends.size() == 1;
+  struct Planned {
+    Bids::Candidate candidate;
+    const BackendModel* backend;
+  };
+  std::vector<Planned> planned;
+  std::vector<Bid> bids;
+  for (const BackendModel* b : backends) {
+    if (std::find(ours.begin(), ours.end(), b) == ours.end()) {
+      bids.push_back({std::string(b->name()), {}, 0, Bid::Outcome::cannot_run, "not asked for (PlanRequest::backends)"});
+    }
+  }
+  // Each backend bids against the fastest plan so far (the generic executor, cheap to
+  // predict, comes first in the registry), so a backend may drop candidates that cannot win.
+  for (const BackendModel* b : ours) {
+    if (const std::optional<std::string> why = b->cannot_run(r)) {
+      if (forced) impl::fail("make_plan", "backend ", b->name(), " cannot run this request: ", *why);
+      bids.push_back({std::string(b->name()), {}, 0, Bid::Outcome::cannot_run, *why});
+      continue;
+    }
+    double to_beat = INFINITY;
+    for (const Planned& p : planned) to_beat = forced ? INFINITY : std::min(to_beat, p.candidate.plan.predicted.seconds);
+    Bids offer = b->bid(r, base, to_beat);
+    for (Bids::Candidate& c : offer.plans) planned.push_back({std::move(c), b});
+    bids.insert(bids.end(), offer.dropped.begin(), offer.dropped.end());
+  }
+  if (planned.empty()) {
+    std::string reasons;
+    for (const Bid& bid : bids) reasons += (reasons.empty() ? "" : "; ") + bid.backend + ": " + bid.reason;
+    impl::fail("make_plan", "no backend can run this request (", reasons, ")");
+  }
+  const auto best = std::min_element(planned.begin(), planned.end(), [](const Planned& a, const Planned& b) {
+    return better(a.candidate.plan, b.candidate.plan);
+  });
+  Plan chosen = best->candidate.plan;
+  for (const Planned& p : planned) {
+    bids.push_back({p.candidate.plan.backend, p.candidate.plan.tile, p.candidate.plan.predicted.seconds,
+                    &p == &*best ? Bid::Outcome::chosen : Bid::Outcome::slower, p.candidate.summary});
+  }
+  // The model paper's scenario: the fastest matrix-form plan against the fastest
+  // plain-cores plan, where both exist.
+  const Planned* plain  = nullptr;
+  const Planned* matrix = nullptr;
+  for (const Planned& p : planned) {
+    const Planned*& side = p.backend->plain_cores() ? plain : matrix;
+    if (!side || better(p.candidate.plan, side->candidate.plan)) side = &p;
+  }
+  if (plain && matrix) chosen.scenario = matrix->backend->scenario(matrix->candidate.plan, plain->candidate.plan);
+  // Fastest first; backends that could not run last.
+  std::stable_sort(bids.begin(), bids.end(), [](const Bid& a, const Bid& b) {
+    const bool ra = a.outcome == Bid::Outcome::cannot_run, rb = b.outcome == Bid::Outcome::cannot_run;
+    return ra != rb ? rb : (!ra && a.seconds < b.seconds);
+  });
+  chosen.bids = std::move(bids);
+  return chosen;
+}
+
+}  // namespace sparstencil

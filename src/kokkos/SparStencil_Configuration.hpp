@@ -1,0 +1,42 @@
+#pragma once
+/// What this build of SparStencil has: version, backends (models and executors), Kokkos'
+/// version and execution spaces, and the devices it would run on.
+#include <Kokkos_Core.hpp>
+
+#include <ostream>
+#include <string>
+
+#include "SparStencil_Config.hpp"
+#include "SparStencil_Dispatch.hpp"
+
+namespace sparstencil {
+
+/// Prints the configuration, one fact a line. Call after Kokkos is initialised (it names
+/// the default execution space's device).
+inline void print_configuration(std::ostream& out) {
+  out << "SparStencil " << SPARSTENCIL_VERSION_STRING << "\n";
+  out << "  backends registered (planner models): " << SPARSTENCIL_BACKEND_NAMES << "\n";
+  out << "  backends that run Views of the default execution space:";
+  using Space = Kokkos::DefaultExecutionSpace;
+  using View  = Kokkos::View<float**, Space>;
+  using Half  = Kokkos::View<Kokkos::Experimental::half_t**, Space>;
+  impl::for_each_backend([&](auto trait) {
+    using Trait = decltype(trait);
+    const bool runs = Trait::template runs<Space, View, View>() || Trait::template runs<Space, Half, Half>();
+    out << ' ' << Trait::name << (runs ? "" : " (no: " + std::string(Trait::requirement) + ")");
+  });
+  out << "\n";
+#if defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
+  out << "  cuda_sptc executor: built\n";
+#else
+  out << "  cuda_sptc executor: not built (no CUDA compiler at configure time)\n";
+#endif
+  out << "  Kokkos " << KOKKOS_VERSION / 10000 << "." << KOKKOS_VERSION / 100 % 100 << "." << KOKKOS_VERSION % 100
+      << ", default execution space " << Space::name() << "\n";
+  if (Kokkos::is_initialized()) {
+    const std::string& device = impl::device_name(Space());
+    out << "  device: " << device << " (" << device_description(device).source << ")\n";
+  }
+}
+
+}  // namespace sparstencil

@@ -1,0 +1,152 @@
+#pragma once
+/// Dispatch from Kokkos Views to the backends: the registered backends' Kokkos traits
+/// (SparStencil_KokkosBackend.hpp), the device an execution space runs on as the cost
+/// models name it, and the planning request for Views.
+#include <Kokkos_Core.hpp>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "SparStencil_Backends.hpp"
+#include "SparStencil_KokkosBackends.hpp"  // generated: the registered traits
+#include "SparStencil_ViewChecks.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace sparstencil::impl {
+
+#define SPARSTENCIL_TRAIT_OF(name) std::tuple<::sparstencil::name::KokkosBackend>{},
+/// The registered backends' traits, in registration order.
+using KokkosBackends = decltype(std::tuple_cat(SPARSTENCIL_BACKEND_LIST(SPARSTENCIL_TRAIT_OF) std::tuple<>{}));
+#undef SPARSTENCIL_TRAIT_OF
+
+/// Calls f(Trait{}) for every registered trait.
+template <class F>
+void for_each_backend(F&& f) {
+  std::apply([&](auto... trait) { (f(trait), ...); }, KokkosBackends{});
+}
+
+/// The device an execution space runs on, by the name of its description
+/// (device_description): CUDA compute capability 9.x "h100" (an H200 "h200"), 8.x
+/// "a100", other GPUs "gpu", host spaces "cpu". Queried once per CUDA device.
+template <class ExecSpace>
+const std::string& device_name(const ExecSpace& space) {
+  static const std::string cpu = "cpu", gpu = "gpu";
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+    static std::mutex mutex;
+    static std::map<int, std::string> known;
+    const int device = space.cuda_device();
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = known.find(device); it != known.end()) return it->second;
+    cudaDeviceProp props{};
+    if (cudaGetDeviceProperties(&props, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      fail("device_name", "cannot query CUDA device ", device);
+    }
+    const std::string name(props.name);
+    const std::string description = props.major >= 9 ? (name.find("H200") != std::string::npos ? "h200" : "h100")
+                                    : props.major == 8 ? "a100"
+                                                       : "gpu";
+    return known.emplace(device, description).first->second;
+  }
+#endif
+  (void)space;
+  return runs_on_host<ExecSpace>() ? cpu : gpu;
+}
+
+/// The precision a View's values are stored in: what the generic executor sums them at.
+template <class T>
+constexpr Precision storage_precision() {
+  if constexpr (std::is_same_v<T, double>) return Precision::f64;
+  else if constexpr (std::is_same_v<T, float>) return Precision::f32;
+  else return has_distinct_half ? Precision::f16 : Precision::f32;
+}
+
+/// The stencil with its axes in the plan's order: the View's, reversed for LayoutLeft (the
+/// contiguous axis last).
+template <int D, class Layout>
+Stencil<D> in_plan_order(const Stencil<D>& stencil) {
+  if constexpr (!std::is_same_v<Layout, Kokkos::LayoutLeft>) {
+    return stencil;
+  } else {
+    std::vector<Term<D>> terms;
+    for (const Term<D>& t : stencil.terms()) {
+      Term<D> r = t;
+      for (int a = 0; a < D; ++a) r.offset[a] = t.offset[D - 1 - a];
+      terms.push_back(r);
+    }
+    return Stencil<D>(terms, stencil.name());
+  }
+}
+
+/// The planning request for Views of these types on `space`: the stencil and grid in plan
+/// order, the device, and the backends that can run them, or the one named in
+/// options.backend (an error naming why where it cannot).
+template <int D, class ExecSpace, class InView, class OutView>
+PlanRequest request_for(const char* function, const ExecSpace& space, const Stencil<D>& stencil, const OutView& out,
+                        const Options& options) {
+  using T      = typename OutView::non_const_value_type;
+  using Layout = typename OutView::array_layout;
+  PlanRequest r;
+  r.stencil   = in_plan_order<D, Layout>(stencil);
+  r.device    = device_name(space);
+  r.boundary  = options.boundary;
+  r.precision = storage_precision<T>();
+  for (int a = 0; a < D; ++a) {
+    r.grid.push_back(static_cast<long>(out.extent(std::is_same_v<Layout, Kokkos::LayoutLeft> ? D - 1 - a : a)));
+  }
+  bool named_found = options.backend.empty();
+  std::string names;
+  for_each_backend([&](auto trait) {
+    using Trait = decltype(trait);
+    names += (names.empty() ? "" : ", ") + std::string(Trait::name);
+    const bool named = options.backend == Trait::name;
+    if (!named && !options.backend.empty()) return;
+    named_found = named_found || named;
+    if constexpr (Trait::template runs<ExecSpace, InView, OutView>()) {
+      const std::optional<Precision> precision = Trait::template precision<T>(named);
+      const std::optional<std::string> why     = Trait::cannot_run(space);
+      if (named) {
+        if (why) fail(function, "backend ", Trait::name, " cannot run here: ", *why);
+        if (!precision) fail(function, "backend ", Trait::name, " cannot run these Views: ", Trait::requirement);
+        r.precision = *precision;
+        r.backends  = {std::string(Trait::name)};
+      } else if (!why && precision == storage_precision<T>()) {
+        r.backends.emplace_back(Trait::name);
+      }
+    } else if (named) {
+      fail(function, "backend ", Trait::name, " cannot run these Views (", extents_string(out), " in ",
+           OutView::memory_space::name(), " on ", ExecSpace::name(), "): ", Trait::requirement);
+    }
+  });
+  if (!named_found) fail(function, "unknown backend '", options.backend, "' (built here: ", names, ")");
+  return r;
+}
+
+/// Calls f(Trait{}) for the registered trait named `name` that runs these types; fails
+/// (internal) where none does: the planner chose among those that do.
+template <class ExecSpace, class InView, class OutView, class F>
+void with_backend(std::string_view name, F&& f) {
+  bool found = false;
+  for_each_backend([&](auto trait) {
+    using Trait = decltype(trait);
+    if constexpr (Trait::template runs<ExecSpace, InView, OutView>()) {
+      if (!found && name == Trait::name) {
+        found = true;
+        f(trait);
+      }
+    }
+  });
+  SPARSTENCIL_ASSERT(found);
+}
+
+}  // namespace sparstencil::impl

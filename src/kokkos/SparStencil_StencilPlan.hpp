@@ -1,0 +1,400 @@
+#pragma once
+/// A stencil plan a user holds (kokkos-fft's and cuDNN's style): made once from the
+/// execution space, the stencil, the Views (their extents, strides, layout and memory
+/// space) and the options, it plans, tunes, builds the executor and uploads its tables;
+/// then apply and iterate only launch.
+///
+///   sparstencil::StencilPlan plan(space, stencil, in, out, options);
+///   plan.apply(in, out);              // one step, microseconds of host work
+///   plan.iterate(a, b, 1000);         // ping-pong; on CUDA recorded once as a CUDA graph
+///   std::cout << plan.explain();      // every backend's bid and why the winner won
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "SparStencil_Dispatch.hpp"
+#include "SparStencil_Profiling.hpp"
+
+namespace sparstencil {
+
+/// What ran: the backend ("generic", "cuda_sptc"), the Kokkos execution space, the step
+/// count, what the backend ran (its kernel variant), and the steps of each launch.
+struct RunReport {
+  std::string executor;
+  std::string execution_space;
+  int steps = 0;
+  std::string variant;
+  int steps_per_launch = 1;  ///< fusion depth of the launches (the last may run fewer)
+};
+
+namespace impl {
+
+/// Steps of each launch for `steps` steps at most `fusion` a launch: full launches, then
+/// the rest. The launch count has the parity of `steps` (one launch split in two where it
+/// would not), so iterate swaps the handles exactly when `steps` is odd, fused or not.
+inline std::vector<int> launch_depths(int steps, int fusion) {
+  std::vector<int> depths(steps / fusion, fusion);
+  if (steps % fusion) depths.push_back(steps % fusion);
+  if ((static_cast<int>(depths.size()) - steps) % 2 != 0) {
+    for (auto it = depths.rbegin(); it != depths.rend(); ++it) {
+      if (*it > 1) {
+        --*it;
+        depths.push_back(1);
+        break;
+      }
+    }
+  }
+  return depths;
+}
+
+/// Who made a plan, for its error messages.
+struct Caller {
+  const char* function;
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+/// A CUDA graph of recorded launches, replayed on a stream.
+class RecordedLaunches {
+ public:
+  template <class Record>
+  RecordedLaunches(cudaStream_t stream, Record&& record) {
+    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    try {
+      record();
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      cudaStreamEndCapture(stream, &partial);
+      if (partial) cudaGraphDestroy(partial);
+      throw;
+    }
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+    const cudaError_t status = cudaGraphInstantiate(&m_exec, graph, 0);
+    cudaGraphDestroy(graph);
+    check(status, "cudaGraphInstantiate");
+  }
+  ~RecordedLaunches() {
+    if (m_exec) cudaGraphExecDestroy(m_exec);  // no throw from a destructor
+  }
+  RecordedLaunches(const RecordedLaunches&)            = delete;
+  RecordedLaunches& operator=(const RecordedLaunches&) = delete;
+  void replay(cudaStream_t stream) const { check(cudaGraphLaunch(m_exec, stream), "cudaGraphLaunch"); }
+
+ private:
+  static void check(cudaError_t status, const char* call) {
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      fail("iterate", call, " failed: ", cudaGetErrorName(status), " (", cudaGetErrorString(status), ")");
+    }
+  }
+  cudaGraphExec_t m_exec = nullptr;
+};
+#endif
+
+}  // namespace impl
+
+template <class ExecSpace, class InView, class OutView = InView>
+class StencilPlan {
+ public:
+  static constexpr int D = static_cast<int>(OutView::rank);
+
+  /// Plans one step of `stencil` from Views like `in` to Views like `out` (their extents
+  /// and strides; the Views themselves are read only by the tuning launches, which write
+  /// `out`). Throws std::runtime_error naming the problem for bad Views or options.
+  StencilPlan(const ExecSpace& space, const Stencil<D>& stencil, const InView& in, const OutView& out,
+              const Options& options = {})
+      : StencilPlan(impl::Caller{"StencilPlan"}, space, stencil, in, out, options) {}
+
+  /// The same, errors naming `caller.function` (apply and iterate make their plans so).
+  StencilPlan(impl::Caller caller, const ExecSpace& space, const Stencil<D>& stencil, const InView& in,
+              const OutView& out, const Options& options)
+      : m_space(space), m_stencil(stencil), m_options(options) {
+    impl::check_view_types<D, ExecSpace, InView, OutView>();
+    impl::check_extents(caller.function, stencil, in, out);
+    impl::check_no_overlap(caller.function, in, out);
+    if (options.fusion < 0) {
+      impl::fail(caller.function, "fusion ", options.fusion, " must be 0 (automatic) or a step count >= 1");
+    }
+    for (int a = 0; a < D; ++a) {
+      m_extent[a]     = in.extent(a);
+      m_in_stride[a]  = in.stride(a);
+      m_out_stride[a] = out.stride(a);
+    }
+    m_request = impl::request_for<D, ExecSpace, InView, OutView>(caller.function, space, stencil, out, options);
+    m_single  = &stage(1, in, out);
+  }
+
+  /// A plan for a stencil whose dimension is known at run time: it must equal the rank.
+  StencilPlan(const ExecSpace& space, const AnyStencil& stencil, const InView& in, const OutView& out,
+              const Options& options = {})
+      : StencilPlan(space, checked_dimension(stencil), in, out, options) {}
+
+  /// One step: out = stencil(in) under the plan's boundary, on the plan's space, without
+  /// fencing. The Views must have the extents and strides the plan was made for.
+  const RunReport& apply(const InView& in, const OutView& out) const {
+    check("StencilPlan::apply", in, out);
+    const impl::ProfilingRegion region(m_single->apply_region);
+    m_single->launcher->launch(m_space, in, out);
+    return m_single->report;
+  }
+
+  /// `steps` steps ping-ponging between a and b, Options::fusion steps a launch (0: the
+  /// planner's choice). On return `a` holds the final field and `b` the one a launch
+  /// before it: when the launch count is odd the two View handles are swapped. With
+  /// Boundary::interior the rim of each buffer keeps whatever it held, so give both the
+  /// same rim (for example b = copy of a). steps = 0 does nothing. On CUDA, runs of
+  /// launches the backend can record are recorded once as a CUDA graph and replayed.
+  template <class View, class = std::enable_if_t<std::is_same_v<View, InView> && std::is_same_v<View, OutView>>>
+  RunReport iterate(View& a, View& b, int steps) {
+    if (steps < 0) impl::fail("iterate", "step count ", steps, " is negative");
+    check("iterate", a, b);
+    for (int k = 0; k < D; ++k) {
+      if (m_in_stride[k] != m_out_stride[k]) {
+        impl::fail("iterate", "the plan's in and out Views have different strides (", strides(m_in_stride), " vs ",
+                   strides(m_out_stride), "): iterate swaps them");
+      }
+    }
+    if (steps == 0) {
+      RunReport r = m_single->report;
+      r.steps     = 0;
+      return r;
+    }
+    const std::vector<const StageData*>& launches = schedule(steps, a, b);
+    const StageData& main                         = *m_stages.at(m_schedule.depth);  // its full launches
+    const impl::ProfilingRegion region(main.iterate_region);
+    std::size_t next = replay_recorded(launches, a, b);
+    for (; next < launches.size(); ++next) {
+      launches[next]->launcher->launch(m_space, a, b);
+      std::swap(a, b);
+    }
+    RunReport r        = main.report;
+    r.steps            = steps;
+    r.steps_per_launch = main.steps;
+    return r;
+  }
+
+  /// The plan of one step: its backend, its part, every bid (explain()).
+  const Plan& plan() const { return m_single->plan; }
+  std::string explain() const { return sparstencil::explain(m_single->plan); }
+  /// What apply runs.
+  const RunReport& report() const { return m_single->report; }
+  const ExecSpace& space() const { return m_space; }
+
+ private:
+  struct StageData {
+    Plan plan;
+    std::unique_ptr<Launcher<ExecSpace, InView, OutView>> launcher;
+    int steps = 1;  ///< steps one launch runs
+    RunReport report;
+    std::string apply_region, iterate_region;
+  };
+
+  ExecSpace m_space;
+  Stencil<D> m_stencil;
+  Options m_options;
+  PlanRequest m_request;
+  std::size_t m_extent[D], m_in_stride[D], m_out_stride[D];
+  /// Stages by the depth asked for (a stage may run fewer steps a launch: StageData::steps).
+  std::map<int, std::unique_ptr<StageData>> m_stages;
+  const StageData* m_single = nullptr;
+  /// Plans of each fusion depth the automatic choice weighed, kept for their stages.
+  std::map<int, Plan> m_plans;
+  std::map<int, int> m_chosen_depth;  ///< automatic fusion: min(steps, 8) -> depth
+  struct Schedule {
+    int steps = -1, depth = 0;
+    std::vector<const StageData*> launches;
+  } m_schedule;
+#if defined(KOKKOS_ENABLE_CUDA)
+  struct Recorded {
+    const void *a = nullptr, *b = nullptr;
+    const StageData* stage = nullptr;
+    std::unique_ptr<impl::RecordedLaunches> graph;
+  };
+  std::vector<Recorded> m_recorded;
+  static constexpr int recorded_launches = 16;  ///< launches in one graph (an even count)
+#endif
+
+  static const Stencil<D>& checked_dimension(const AnyStencil& stencil) {
+    static_assert(D >= 1 && D <= 3, "sparstencil: Views must have rank 1, 2 or 3");
+    if (dimension(stencil) != D) {
+      impl::fail("StencilPlan", "stencil '", name(stencil), "' is ", dimension(stencil), "-D but the Views have rank ", D);
+    }
+    return std::get<D - 1>(stencil);
+  }
+
+  static std::string strides(const std::size_t (&s)[D]) { return impl::tuple_string(std::vector<std::size_t>(s, s + D)); }
+
+  void check(const char* function, const InView& in, const OutView& out) const {
+    for (int k = 0; k < D; ++k) {
+      if (in.extent(k) != m_extent[k] || out.extent(k) != m_extent[k]) {
+        impl::fail(function, "Views of extents ", impl::extents_string(in), " and ", impl::extents_string(out),
+                   " for a plan made for ", strides(m_extent));
+      }
+    }
+    for (int k = 0; k < D; ++k) {
+      if (in.stride(k) != m_in_stride[k] || out.stride(k) != m_out_stride[k]) {
+        impl::fail(function, "Views of strides ", impl::strides_string(in), " and ", impl::strides_string(out),
+                   " for a plan made for ", strides(m_in_stride), " and ", strides(m_out_stride));
+      }
+    }
+    impl::check_no_overlap(function, in, out);
+  }
+
+  /// The plan of `depth` steps a launch (the planner's, made once).
+  const Plan& plan_of(int depth) {
+    auto it = m_plans.find(depth);
+    if (it == m_plans.end()) {
+      PlanRequest r = m_request;
+      r.steps       = depth;
+      it            = m_plans.emplace(depth, make_plan(r)).first;
+    }
+    return it->second;
+  }
+
+  /// The stage for launches of up to `depth` steps: the plan's backend builds its launcher
+  /// (uploads, tuning), which runs `steps` <= depth steps a launch.
+  const StageData& stage(int depth, const InView& in, const OutView& out) {
+    if (auto it = m_stages.find(depth); it != m_stages.end()) return *it->second;
+    auto s  = std::make_unique<StageData>();
+    s->plan = plan_of(depth);
+    const bool forced = m_options.fusion > 0;
+    impl::with_backend<ExecSpace, InView, OutView>(s->plan.backend, [&](auto trait) {
+      using Trait = decltype(trait);
+      s->steps    = Trait::steps_per_launch(m_space, s->plan, m_stencil, in, out, m_options, forced);
+    });
+    if (s->steps < depth) {  // the backend runs fewer steps a launch: that depth's stage
+      const StageData& fewer = stage(s->steps, in, out);
+      return *m_stages.emplace(depth, std::make_unique<StageData>(copy_of(fewer))).first->second;
+    }
+    impl::with_backend<ExecSpace, InView, OutView>(s->plan.backend, [&](auto trait) {
+      using Trait = decltype(trait);
+      s->launcher = Trait::template launcher<ExecSpace, InView, OutView, D>(m_space, s->plan, m_stencil, in, out,
+                                                                          m_options);
+    });
+    s->report         = {s->plan.backend, ExecSpace::name(), 1, s->launcher->describe(), s->steps};
+    s->apply_region   = "sparstencil::apply[" + s->plan.backend + "]";
+    s->iterate_region = "sparstencil::iterate[" + s->plan.backend + "]";
+    return *m_stages.emplace(depth, std::move(s)).first->second;
+  }
+
+  /// A stage standing for another: shares nothing but what it reads (the launcher is the
+  /// other stage's, which outlives it in m_stages).
+  StageData copy_of(const StageData& other) {
+    StageData s;
+    s.plan           = other.plan;
+    s.steps          = other.steps;
+    s.report         = other.report;
+    s.apply_region   = other.apply_region;
+    s.iterate_region = other.iterate_region;
+    s.launcher       = std::make_unique<Alias>(*other.launcher);
+    return s;
+  }
+  class Alias final : public Launcher<ExecSpace, InView, OutView> {
+   public:
+    explicit Alias(const Launcher<ExecSpace, InView, OutView>& to) : m_to(to) {}
+    void launch(const ExecSpace& space, const InView& in, const OutView& out) const override {
+      m_to.launch(space, in, out);
+    }
+    std::string describe() const override { return m_to.describe(); }
+    bool capturable() const override { return m_to.capturable(); }
+
+   private:
+    const Launcher<ExecSpace, InView, OutView>& m_to;
+  };
+
+  /// Steps a launch for `steps` steps: Options::fusion, or the depth (1 to 8) whose plan
+  /// is predicted fastest per step, where the device has a model of its own (GPUs).
+  int fusion_for(int steps) {
+    if (m_options.fusion > 0) return std::min(m_options.fusion, steps);
+    if (steps <= 1 || !device_description(m_request.device).gpu) return 1;
+    const int most = std::min(steps, 8);
+    if (auto it = m_chosen_depth.find(most); it != m_chosen_depth.end()) return it->second;
+    int best            = 1;
+    double best_seconds = plan_of(1).predicted.seconds;
+    for (int t = 2; t <= most; ++t) {
+      double seconds = INFINITY;
+      try {
+        seconds = plan_of(t).predicted.seconds / t;
+      } catch (const std::runtime_error&) {
+        continue;  // t x radius too wide for the grid
+      }
+      if (seconds < 0.98 * best_seconds) {  // a deeper fusion must gain more than noise
+        best_seconds = seconds;
+        best         = t;
+      }
+    }
+    return m_chosen_depth.emplace(most, best).first->second;
+  }
+
+  /// The launches of `steps` steps: stages of the fusion depth, then the rest; their count
+  /// has the parity of the stages' steps' sum where a split makes that possible.
+  const std::vector<const StageData*>& schedule(int steps, const InView& a, const OutView& b) {
+    const int depth = fusion_for(steps);
+    if (m_schedule.steps == steps && m_schedule.depth == depth) return m_schedule.launches;
+    std::vector<const StageData*> launches;
+    int left = steps;
+    while (left > 0) {
+      const StageData& s = stage(std::min(depth, left), a, b);
+      launches.push_back(&s);
+      left -= s.steps;
+    }
+    if ((static_cast<int>(launches.size()) - steps) % 2 != 0) {  // split the last launch of several steps
+      for (auto it = launches.rbegin(); it != launches.rend(); ++it) {
+        const int n = (*it)->steps;
+        if (n > 1 && stage(n - 1, a, b).steps == n - 1) {
+          const std::size_t at = launches.size() - 1 - static_cast<std::size_t>(it - launches.rbegin());
+          launches[at]         = &stage(n - 1, a, b);
+          launches.insert(launches.begin() + static_cast<long>(at) + 1, &stage(1, a, b));
+          break;
+        }
+      }
+    }
+    m_schedule = {steps, depth, std::move(launches)};
+    return m_schedule.launches;
+  }
+
+  /// Replays the recorded graph over the leading launches of the schedule where they are
+  /// runs of one recordable stage on CUDA (Options::cuda_graphs); returns the launches done.
+  std::size_t replay_recorded(const std::vector<const StageData*>& launches, InView& a, OutView& b) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda> && std::is_same_v<InView, OutView>) {
+      if (!m_options.cuda_graphs) return 0;
+      const StageData* first = launches.front();
+      std::size_t same       = 0;
+      while (same < launches.size() && launches[same] == first) ++same;
+      if (!first->launcher->capturable() || same < static_cast<std::size_t>(recorded_launches)) return 0;
+      Recorded* found = nullptr;
+      for (Recorded& r : m_recorded) {
+        if (r.a == a.data() && r.b == b.data() && r.stage == first) found = &r;
+      }
+      if (!found) {
+        if (m_recorded.size() >= 4) m_recorded.erase(m_recorded.begin());
+        InView x = a;
+        OutView y = b;
+        auto graph = std::make_unique<impl::RecordedLaunches>(m_space.cuda_stream(), [&] {
+          for (int n = 0; n < recorded_launches; ++n) {
+            first->launcher->launch(m_space, x, y);
+            std::swap(x, y);
+          }
+        });
+        m_recorded.push_back({a.data(), b.data(), first, std::move(graph)});
+        found = &m_recorded.back();
+      }
+      const std::size_t replays = same / recorded_launches;
+      for (std::size_t n = 0; n < replays; ++n) found->graph->replay(m_space.cuda_stream());
+      return replays * recorded_launches;  // an even count: a and b are where they were
+    }
+#endif
+    (void)launches, (void)a, (void)b;
+    return 0;
+  }
+};
+
+}  // namespace sparstencil

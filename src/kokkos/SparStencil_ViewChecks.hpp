@@ -1,0 +1,88 @@
+#pragma once
+/// Checks of the Views handed to apply, iterate and plans: mistakes the types reveal are
+/// compile errors with a `sparstencil:` message; the rest throw std::runtime_error naming
+/// the function and the values at fault.
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "SparStencil_Error.hpp"
+#include "SparStencil_Precision.hpp"
+#include "SparStencil_Stencil.hpp"
+
+namespace sparstencil::impl {
+
+template <int D, class ExecSpace, class InView, class OutView>
+constexpr void check_view_types() {
+  static_assert(Kokkos::is_view<InView>::value && Kokkos::is_view<OutView>::value,
+                "sparstencil: in and out must be Kokkos::Views");
+  static_assert(static_cast<int>(InView::rank) == D && static_cast<int>(OutView::rank) == D,
+                "sparstencil: the Views' rank must equal the stencil's dimension");
+  static_assert(std::is_same_v<typename OutView::value_type, typename OutView::non_const_value_type>,
+                "sparstencil: the output View must not have a const value type");
+  static_assert(std::is_same_v<typename InView::non_const_value_type, typename OutView::non_const_value_type>,
+                "sparstencil: in and out must have the same value type");
+  static_assert(is_supported_scalar<typename OutView::non_const_value_type>,
+                "sparstencil: the value type must be Kokkos::Experimental::half_t, float or double");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename InView::memory_space>::accessible &&
+                    Kokkos::SpaceAccessibility<ExecSpace, typename OutView::memory_space>::accessible,
+                "sparstencil: the execution space cannot access the Views' memory space");
+}
+
+template <class View>
+std::string extents_string(const View& v) {
+  std::vector<std::size_t> e;
+  for (int a = 0; a < static_cast<int>(View::rank); ++a) e.push_back(v.extent(a));
+  return tuple_string(e);
+}
+
+template <class View>
+std::string strides_string(const View& v) {
+  std::vector<std::size_t> s;
+  for (int a = 0; a < static_cast<int>(View::rank); ++a) s.push_back(v.stride(a));
+  return tuple_string(s);
+}
+
+/// Whether the memory ranges of two Views (first element to last, span included) meet.
+template <class InView, class OutView>
+bool spans_meet(const InView& in, const OutView& out) {
+  using Element        = typename OutView::non_const_value_type;
+  const auto in_begin  = reinterpret_cast<std::uintptr_t>(in.data());
+  const auto out_begin = reinterpret_cast<std::uintptr_t>(out.data());
+  const auto in_end    = in_begin + in.span() * sizeof(Element);
+  const auto out_end   = out_begin + out.span() * sizeof(Element);
+  return in_begin < out_end && out_begin < in_end;
+}
+
+template <class InView, class OutView>
+void check_no_overlap(const char* function, const InView& in, const OutView& out) {
+  if (spans_meet(in, out)) {
+    fail(function, "in and out overlap in memory (View labels '", in.label(), "' and '", out.label(),
+         "'): a step needs separate input and output buffers");
+  }
+}
+
+/// Extents equal, large enough for the stencil's radius, indexable in 32 bits.
+template <int D, class InView, class OutView>
+void check_extents(const char* function, const Stencil<D>& stencil, const InView& in, const OutView& out) {
+  for (int a = 0; a < D; ++a) {
+    if (in.extent(a) != out.extent(a)) {
+      fail(function, "in and out extents differ: ", extents_string(in), " vs ", extents_string(out));
+    }
+  }
+  for (int a = 0; a < D; ++a) {
+    const std::size_t needed = 2 * static_cast<std::size_t>(stencil.radius()[a]) + 1;
+    if (in.extent(a) < needed) {
+      fail(function, "extent ", in.extent(a), " along axis ", a, " of ", extents_string(in),
+           " is too small for the stencil's radius ", stencil.radius()[a], " (needs at least ", needed, ")");
+    }
+    if (in.extent(a) > static_cast<std::size_t>(INT32_MAX)) {
+      fail(function, "extent ", in.extent(a), " along axis ", a, " exceeds 2^31 - 1");
+    }
+  }
+}
+
+}  // namespace sparstencil::impl
