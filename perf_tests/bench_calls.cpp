@@ -85,6 +85,31 @@ void host_time_per_call(const char* type, const std::string& backend) {
 #endif
 }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+__global__ void empty_kernel() {}
+
+/// What launching costs on this machine whatever the library does: an empty kernel, the
+/// same as a one-node CUDA graph, and an empty Kokkos parallel_for.
+void launch_floors() {
+  const cudaStream_t stream = Space().cuda_stream();
+  const double raw          = submit_us([&] { empty_kernel<<<1, 32, 0, stream>>>(); });
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+  empty_kernel<<<1, 32, 0, stream>>>();
+  cudaStreamEndCapture(stream, &graph);
+  cudaGraphInstantiate(&exec, graph, 0);
+  const double one_node = submit_us([&] { cudaGraphLaunch(exec, stream); });
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  const double kokkos = submit_us([&] {
+    Kokkos::parallel_for("empty", Kokkos::RangePolicy<Space>(Space(), 0, 1), KOKKOS_LAMBDA(int){});
+  });
+  std::printf("launch floors on this machine: empty kernel %.2f us, one-node CUDA graph %.2f us, empty Kokkos "
+              "parallel_for %.2f us\n", raw, one_node, kokkos);
+}
+#endif
+
 #if defined(BENCH_HAS_SPARSE)
 /// Device time per launch of `launch`, CUDA events around 1000 back-to-back launches.
 double device_us_per_launch(const std::function<void()>& launch) {
@@ -161,6 +186,9 @@ int main(int argc, char* argv[]) {
   sparstencil::print_configuration(std::cout);
   std::printf("host time per call, median of %d repeats of %d calls (submit time over calls, no fence)\n", repeats,
               calls);
+#if defined(KOKKOS_ENABLE_CUDA)
+  launch_floors();
+#endif
   host_time_per_call<float>("float", "generic");
   host_time_per_call<double>("double", "generic");
 #if defined(BENCH_HAS_SPARSE)

@@ -48,12 +48,14 @@ reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecut
 step memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
 step racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
 # ... and of the sparse executor: strided and odd grids, the catalogue, fused presets.
-sparse_reduced='SparseExecutor.StridedGrids:SparseExecutor.CatalogueStencils:SparseExecutor.FusedPresets:SparseExecutor.ClearErrors'
+sparse_reduced='SparseExecutor.StridedGrids:SparseExecutor.CatalogueStencils:SparseExecutor.FusedPresets:SparseExecutor.ClearErrors:SparseExecutor.InterleavedRowsOnAlignedGrids'
 step sp-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
   --gtest_filter="$sparse_reduced"
 step sp-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
   --gtest_filter="$sparse_reduced"
 step demo "$build/examples/heat2d" --n 8192 --steps 200 --png "$out/heat2d.png"
+# Host work per call and iterate's wall time against its device time (docs/BENCHMARKS.md).
+step calls "$build/perf_tests/sparstencil_bench_calls"
 
 fi
 # The benchmark suite (docs/BENCHMARKS.md): every executor and cuDNN, JSON, report, plots.

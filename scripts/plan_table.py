@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints the Markdown table of docs/PLANS.md: for each preset, what the planner chooses on
 the H100 description in f16 (single step and fused), and the best sparse tensor-core plan
-(forced with --executor cuda_sptc) with its tile, patch, K, S, MMAs and predicted bound.
+(forced with --backend cuda_sptc) with its tile, patch, K, S, MMAs and predicted bound.
 Usage: python3 scripts/plan_table.py build/src/sparstencil"""
 import json
 import subprocess
@@ -15,7 +15,7 @@ presets = [("heat1d", "10240000"), ("1d5p", "10240000"), ("heat2d", "10240x10240
 
 def plan(name, grid, steps, executor):
     out = subprocess.run([cli, "plan", name, "--grid", grid, "--precision", "f16", "--device", "h100",
-                          "--steps", str(steps), "--executor", executor, "--json"],
+                          "--steps", str(steps), "--backend", executor, "--json"],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -29,7 +29,7 @@ for name, grid in presets:
         sparse = plan(name, grid, steps, "cuda_sptc")
         generic = plan(name, grid, steps, "generic")
         k = len(sparse["order"]["columns"])
-        print(f"| {auto['original']['name']} | {steps} | {auto['executor']} | "
+        print(f"| {auto['original']['name']} | {steps} | {auto['backend']} | "
               f"{' x '.join(map(str, sparse['tile']))} | {' x '.join(map(str, sparse['patch']))} | "
               f"{k} ({sparse['order']['zero_columns']}) | {sparse['sparsity']:.2f} | "
               f"{sparse['mmas_per_tile_group']} | {sparse['predicted']['bound']} | "

@@ -70,6 +70,40 @@ TEST(SparseDispatch, IterateRunsOnTheSparseExecutor) {
   EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, 1.0));
 }
 
+// iterate with one step a launch: the leading runs of 16 launches replayed from a CUDA
+// graph recorded on the first call (and replayed again on the second), the rest launched;
+// the same bits as launching every step, and within the reference's bound. Odd step
+// counts too (the handles end swapped either way).
+TEST(SparseDispatch, RecordedIterateEqualsLaunchedSteps) {
+  SKIP_WITHOUT_SPARSE_DISPATCH();
+  using View = GridView<Kokkos::Experimental::half_t, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+  const Stencil<2> s = as<2>(presets::by_name("heat2d"));
+  for (int steps : {40, 37}) {
+    HostGrid<2> results[2];
+    for (bool graphs : {false, true}) {
+      View a("a", 96, 160), b("b", 96, 160);
+      fill_random<2>(a, 31);
+      Kokkos::deep_copy(b, a);
+      const HostGrid<2> start = to_grid<2>(a);
+      Options options{Boundary::periodic, "cuda_sptc"};
+      options.fusion      = 1;
+      options.cuda_graphs = graphs;
+      StencilPlan plan(Kokkos::Cuda(), s, a, b, options);
+      plan.iterate(a, b, steps);
+      const RunReport report = plan.iterate(a, b, steps);
+      Kokkos::fence();
+      EXPECT_EQ(report.executor, "cuda_sptc");
+      results[graphs] = to_grid<2>(a);
+      const HostGrid<2> expected = reference_iterate(s, start, 2 * steps, Boundary::periodic);
+      HostGrid<2> magnitude      = reference_iterate(abs_weights(s), abs(start), 2 * steps, Boundary::periodic);
+      const cuda_sptc::ErrorBound bound = cuda_sptc::step_error_bound(Precision::f16, s.size());
+      for (double& v : magnitude.values) v = 2 * steps * (bound.factor * v + bound.floor);
+      EXPECT_TRUE(within_bound(results[graphs], expected, magnitude, 1.0)) << steps << " steps, graphs " << graphs;
+    }
+    EXPECT_EQ(results[0].values, results[1].values) << steps << " steps";
+  }
+}
+
 // Options::fusion = 0 (the default): the planner picks the steps a launch. Box-2D9P on
 // half_t is predicted fastest fused on tensor cores; fixed_rim keeps sparse launches
 // unfused. Heat-2D on float, fused by temporal blocking (forced). Every result is checked

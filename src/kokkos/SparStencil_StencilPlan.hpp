@@ -138,10 +138,14 @@ class StencilPlan {
 
   /// One step: out = stencil(in) under the plan's boundary, on the plan's space, without
   /// fencing. The Views must have the extents and strides the plan was made for.
-  const RunReport& apply(const InView& in, const OutView& out) const {
-    check("StencilPlan::apply", in, out);
+  template <class In, class Out>
+  const RunReport& apply(const In& in, const Out& out) const {
+    check_types<In, Out>();
+    const InView& from = in;
+    const OutView& to  = out;
+    check("StencilPlan::apply", from, to);
     const impl::ProfilingRegion region(m_single->apply_region);
-    m_single->launcher->launch(m_space, in, out);
+    m_single->launcher->launch(m_space, from, to);
     return m_single->report;
   }
 
@@ -227,6 +231,26 @@ class StencilPlan {
       impl::fail("StencilPlan", "stencil '", name(stencil), "' is ", dimension(stencil), "-D but the Views have rank ", D);
     }
     return std::get<D - 1>(stencil);
+  }
+
+  /// Views handed to apply must be of the plan's kind: a clear compile error where not.
+  template <class In, class Out>
+  static constexpr void check_types() {
+    static_assert(Kokkos::is_view<In>::value && Kokkos::is_view<Out>::value,
+                  "sparstencil: StencilPlan::apply takes Kokkos::Views");
+    static_assert(static_cast<int>(In::rank) == D && static_cast<int>(Out::rank) == D,
+                  "sparstencil: the Views' rank differs from the rank the plan was made for");
+    static_assert(std::is_same_v<typename In::non_const_value_type, typename InView::non_const_value_type> &&
+                      std::is_same_v<typename Out::non_const_value_type, typename OutView::non_const_value_type>,
+                  "sparstencil: the Views' value type differs from the type the plan was made for");
+    static_assert(std::is_same_v<typename In::array_layout, typename InView::array_layout> &&
+                      std::is_same_v<typename Out::array_layout, typename OutView::array_layout>,
+                  "sparstencil: the Views' layout differs from the layout the plan was made for");
+    static_assert(std::is_same_v<typename In::memory_space, typename InView::memory_space> &&
+                      std::is_same_v<typename Out::memory_space, typename OutView::memory_space>,
+                  "sparstencil: the Views' memory space differs from the space the plan was made for");
+    static_assert(std::is_convertible_v<In, InView> && std::is_convertible_v<Out, OutView>,
+                  "sparstencil: the Views cannot be converted to the plan's View types");
   }
 
   static std::string strides(const std::size_t (&s)[D]) { return impl::tuple_string(std::vector<std::size_t>(s, s + D)); }

@@ -88,6 +88,7 @@ struct SparseExecutor::State {
   int element_bytes = 0;
   std::size_t shared_bytes = 0;
   long grid_blocks = 0;
+  std::vector<long> contiguous;  ///< row-major strides of the plan's grid
   std::vector<void*> allocations;
 
   ~State() {
@@ -289,8 +290,9 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
 }
 
 SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<State>()) {
-  State& s = *m_state;
-  s.plan   = plan;
+  State& s     = *m_state;
+  s.plan       = plan;
+  s.contiguous = contiguous_strides(plan.grid);
   if (plan.backend != "cuda_sptc") fail("SparseExecutor", "the plan is for the ", plan.backend, " backend, not cuda_sptc");
   if (!has_sparse_operands(plan.precision)) {
     fail("SparseExecutor", "precision ", to_string(plan.precision), " has no sparse tensor-core form");
@@ -461,8 +463,8 @@ std::string SparseExecutor::describe() const {
 }
 
 void SparseExecutor::apply(const void* in, void* out, cudaStream_t stream) const {
-  const std::vector<long> strides = contiguous_strides(m_state->plan.grid);
-  apply(in, strides, out, strides, stream);
+  const std::vector<long>& strides = m_state->contiguous;
+  apply(in, strides.data(), out, strides.data(), stream);
 }
 
 void SparseExecutor::apply(const void* in, const std::vector<long>& in_strides, void* out,
