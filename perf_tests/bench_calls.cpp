@@ -75,6 +75,32 @@ void host_time_per_call(const char* type, const std::string& backend) {
   const double one_off = submit_us([&] { sparstencil::apply(Space(), stencil, in, out, options); });
   std::printf("%-10s %-6s 256^2 Heat-2D  plan.apply %6.2f us   apply %6.2f us   (%s)\n", backend.c_str(), type, held,
               one_off, plan.report().variant.c_str());
+#if defined(KOKKOS_ENABLE_CUDA)
+  // Whether the step's launches can be recorded by stream capture, and what replaying the
+  // recording costs.
+  const cudaStream_t stream = Space().cuda_stream();
+  cudaGraph_t graph         = nullptr;
+  cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+  try {
+    plan.apply(in, out);
+  } catch (const std::exception& e) {
+    std::printf("  (capture: %s)\n", e.what());
+  }
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  cudaGraphExec_t exec    = nullptr;
+  if (ended == cudaSuccess && graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+    std::size_t nodes = 0;
+    cudaGraphGetNodes(graph, nullptr, &nodes);
+    const double replay = submit_us([&] { cudaGraphLaunch(exec, stream); });
+    std::printf("%-10s %-6s 256^2 Heat-2D  recorded step (%zu nodes) replayed %6.2f us\n", backend.c_str(), type,
+                nodes, replay);
+    cudaGraphExecDestroy(exec);
+  } else {
+    std::printf("%-10s %-6s 256^2 Heat-2D  not recordable: %s\n", backend.c_str(), type, cudaGetErrorString(ended));
+    (void)cudaGetLastError();
+  }
+  if (graph) cudaGraphDestroy(graph);
+#endif
 #if defined(BENCH_HAS_SPARSE)
   if (backend == "cuda_sptc") {
     const sparstencil::cuda_sptc::SparseExecutor raw(plan.plan());

@@ -36,6 +36,41 @@ TEST(ApplyErrors, InAndOutShareMemory) {
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), view_const, in), "overlap in memory");
 }
 
+// Overlap is decided element by element: two interleaved components of one allocation
+// share no element and run; a window shifted by one element shares many and is refused.
+TEST(ApplyErrors, DisjointStridedComponentsRunOverlappingOnesDoNot) {
+  using V3 = Kokkos::View<double***, Kokkos::LayoutRight, Space::memory_space>;
+  V3 both("both", 24, 20, 2);
+  const auto first = Kokkos::subview(both, Kokkos::ALL, Kokkos::ALL, 0);
+  const auto second = Kokkos::subview(both, Kokkos::ALL, Kokkos::ALL, 1);
+  fill_random<2>(first, 7);
+  fill_random<2>(second, 8);
+  const HostGrid<2> input = to_grid<2>(first), before = to_grid<2>(second);
+  EXPECT_NO_THROW(apply(presets::box_2d9p(), first, second, {Boundary::periodic}));
+  Space().fence();
+  HostGrid<2> expected = before, magnitude = abs(before);
+  reference_apply(presets::box_2d9p(), input, expected, Boundary::periodic);
+  reference_apply(abs_weights(presets::box_2d9p()), abs(input), magnitude, Boundary::periodic);
+  EXPECT_TRUE(within_bound(to_grid<2>(second), expected, magnitude, step_error_factor<double>(9)));
+  EXPECT_EQ(to_grid<2>(first).values, input.values);  // the other component untouched
+  // Rows shifted by one element in a padded allocation: shared elements, refused.
+  V2 padded("padded", 16, 33);
+  const auto rows  = Kokkos::subview(padded, Kokkos::ALL, Kokkos::make_pair(0, 32));
+  const auto later = Kokkos::subview(padded, Kokkos::ALL, Kokkos::make_pair(1, 33));
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), rows, later), "overlap in memory", "share elements");
+  // Different strides over meeting ranges cannot be ruled out: refused, saying so.
+  Kokkos::View<double**, Kokkos::LayoutLeft, Space::memory_space> left(padded.data(), 16, 32);
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), rows, left), "may overlap", "strides differ");
+}
+
+TEST(ApplyErrors, NullViewsAreClearErrors) {
+  V2 in("in", 8, 8);
+  const V2 null_out;
+  const V2 unmanaged(static_cast<double*>(nullptr), 8, 8);
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, unmanaged), "out View", "holds no data");
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, null_out), "extents differ");
+}
+
 TEST(ApplyErrors, IterateChecksToo) {
   V2 a("a", 8, 8), b("b", 8, 9);
   EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 3), "sparstencil::iterate", "extents differ");
@@ -95,6 +130,25 @@ TEST(ApplyErrors, UnknownOrUnbuiltBackendsAreClearErrors) {
   EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 2, Options{Boundary::periodic, "cuda_sptc"}), "iterate:",
                         "backend cuda_sptc cannot run these Views");
 #endif
+}
+
+// The range check reaches Kokkos Views: float weights near 1e300 are refused, or with
+// allow_overflow reported in the run's report.
+TEST(ApplyErrors, ValuesPastThePrecisionsRangeAreRefusedOrReported) {
+  using F2 = Kokkos::View<float**, Space::memory_space>;
+  F2 in("in", 16, 16), out("out", 16, 16);
+  const Stencil<2> huge({{{0, 0}, 1e300}, {{1, 0}, -1.0}});
+  EXPECT_ERROR_MENTIONS(apply(huge, in, out), "apply", "1e+300", "f32");
+  Options allowed;
+  allowed.allow_overflow = true;
+  const RunReport report = apply(huge, in, out, allowed);
+  ASSERT_FALSE(report.warnings.empty());
+  EXPECT_NE(report.warnings.front().find("1e+300"), std::string::npos);
+  Options large_inputs;
+  large_inputs.input_magnitude = 1e38;  // x the heat stencil's sum of |weights| (1) still fits float
+  EXPECT_NO_THROW(apply(presets::heat_2d(), in, out, large_inputs));
+  large_inputs.input_magnitude = 1e39;
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, large_inputs), "input magnitude 1e+39");
 }
 
 TEST(ApplyErrors, NothingIsWrittenWhenValidationFails) {

@@ -411,6 +411,96 @@ TEST(Planner, EmulationCatchesACorruptedPlan) {
   EXPECT_FALSE(within_bound(emulated(flipped), expected, magnitude, factor));
 }
 
+// A forced pairing rule plans the tiles it applies to and drops the others, saying why;
+// it never fails on a tile the user did not ask for.
+TEST(Planner, ForcedPairingsTakeTheTilesTheyApplyTo) {
+  for (Pairing rule : {Pairing::parity_split, Pairing::interleaved, Pairing::strided_swapping, Pairing::hierarchical,
+                       Pairing::edmonds}) {
+    for (const bool forced : {false, true}) {
+      PlanRequest r;
+      r.stencil = presets::heat_2d();
+      r.grid    = {64, 64};
+      r.pairing = rule;
+      if (forced) r.backends = {"cuda_sptc"};
+      const Plan plan = make_plan(r);
+      if (forced) EXPECT_EQ(plan.backend, "cuda_sptc");
+      if (plan.backend != "cuda_sptc") continue;
+      const bool row = plan.tile[0] == 1;
+      if (rule == Pairing::parity_split || rule == Pairing::interleaved) {
+        EXPECT_TRUE(cuda_sptc::is_row_run_tile(plan.tile)) << static_cast<int>(rule);
+      }
+      if (rule == Pairing::strided_swapping) EXPECT_TRUE(row);
+      expect_emulation_matches<2>(plan, 4000 + static_cast<int>(rule));
+    }
+  }
+  PlanRequest r;
+  r.stencil = presets::heat_2d();
+  r.grid    = {64, 64};
+  r.pairing = Pairing::parity_split;
+  EXPECT_ERROR_MENTIONS(cuda_sptc::make_sparse_plan(r, {4, 4}), "tile (4,4)", "parity_split", "16-output row tiles");
+  r.pairing = Pairing::strided_swapping;
+  EXPECT_ERROR_MENTIONS(cuda_sptc::make_sparse_plan(r, {2, 8}), "tile (2,8)", "strided_swapping");
+  const std::string text = explain(make_plan(r));
+  EXPECT_NE(text.find("takes row tiles"), std::string::npos) << text;
+}
+
+// Values a precision cannot hold are refused naming them, or reported where allowed;
+// never a silent inf (a 16-bit plan of weights past 65504 picked the sparse executor).
+TEST(Planner, RangeOfEveryPrecisionIsChecked) {
+  PlanRequest r;
+  r.stencil   = parse_stencil("0:100000 1:-99999.5");
+  r.grid      = {101};
+  r.precision = Precision::f16;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "worst-case output 200000", "f16's largest value 65504", "input_magnitude");
+  r.allow_overflow = true;
+  const Plan allowed = make_plan(r);
+  EXPECT_EQ(allowed.backend, "generic");  // f16 operands cannot hold the weights
+  ASSERT_EQ(allowed.warnings.size(), 1u);
+  EXPECT_NE(explain(allowed).find("warning"), std::string::npos);
+  EXPECT_NE(explain(allowed).find("passes the f16 operands' largest value"), std::string::npos) << explain(allowed);
+  r.allow_overflow = false;
+  r.precision      = Precision::f32;  // float holds these
+  EXPECT_NO_THROW(make_plan(r));
+  // A biharmonic stencil (sum of |weights| 64) fused three times: 64^3 > 65504 in f16.
+  r.stencil   = parse_stencil("0,0:20 1,0:-8 -1,0:-8 0,1:-8 0,-1:-8 1,1:2 1,-1:2 -1,1:2 -1,-1:2 2,0:1 -2,0:1 0,2:1 0,-2:1");
+  r.grid      = {64, 64};
+  r.precision = Precision::f16;
+  r.steps     = 3;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "3 fused steps", "65504");
+  r.steps = 1;
+  EXPECT_NO_THROW(make_plan(r));
+  r.input_magnitude = 2000;  // 64 x 2000 > 65504
+  EXPECT_ERROR_MENTIONS(make_plan(r), "input magnitude 2000");
+  r.input_magnitude = -1;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "input magnitude -1");
+  // float weights near 1e300 (were NaN on float Views).
+  r.stencil         = parse_stencil("0:1e300 1:-1");
+  r.grid            = {64};
+  r.input_magnitude = 1;
+  r.precision       = Precision::f32;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "a weight of magnitude 1e+300", "f32's sums");
+  r.precision = Precision::f64;  // double holds them
+  EXPECT_NO_THROW(make_plan(r));
+  r.input_magnitude = 1e10;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "worst-case output 1e+310", "f64");
+}
+
+// Sizes are counted in 64 bits and extents limited to what the executors index.
+TEST(Planner, SizesAreCheckedIn64Bits) {
+  PlanRequest r;
+  r.stencil = presets::heat_3d();
+  r.grid    = {(1L << 31) - 1, (1L << 31) - 1, (1L << 31) - 1};
+  EXPECT_ERROR_MENTIONS(make_plan(r), "more than 2^62 points");
+  r.stencil = presets::heat_2d();
+  r.grid    = {1000000000000L, 1000000000000L};
+  EXPECT_ERROR_MENTIONS(make_plan(r), "grid extent 1000000000000 along axis 0", "2^31 - 1");
+  r.grid = {-5, 10};
+  EXPECT_ERROR_MENTIONS(make_plan(r), "extent below 1");
+  r.grid = {(1L << 31) - 1, 1024};  // large but countable: predicted for that many points
+  const Plan plan = make_plan(r);
+  EXPECT_NEAR(plan.predicted.gstencils * plan.predicted.seconds * 1e9, 1024.0 * ((1L << 31) - 1), 1e6);
+}
+
 TEST(Planner, ChoosesAndExplains) {
   PlanRequest r;
   r.stencil   = parse_stencil("box2d:r=3");

@@ -50,6 +50,12 @@ struct Options {
   /// iterate on CUDA: record runs of launches once as a CUDA graph and replay it (where
   /// the backend's launches can be recorded); false launches each step.
   bool cuda_graphs = true;
+  /// The largest |value| the input Views hold. A launch whose worst-case output (the sum of
+  /// its stencil's |weights| times this) or whose weights pass what the precision holds
+  /// (65504 for half_t) is refused naming the values, or with `allow_overflow` reported in
+  /// RunReport::warnings and explain().
+  double input_magnitude = 1.0;
+  bool allow_overflow    = false;
 };
 
 /// One launch of a planned step on Views of these types: `out` = the plan's fused steps

@@ -56,7 +56,8 @@ int main(int argc, char* argv[]) {
   std::string stencil_text, grid_text, precision = "f16", device = "h100", boundary = "periodic",
                                         backend = "auto";
   int steps = 1;
-  bool json = false;
+  double input_magnitude = 1.0;
+  bool json = false, allow_overflow = false;
   CLI::App* plan = app.add_subcommand("plan", "plan a stencil and print explain() (or the plan as JSON)");
   plan->add_option("stencil", stencil_text, "preset, builder (box2d:r=3) or offset:weight terms")->required();
   plan->add_option("--grid", grid_text, "grid extents, e.g. 10240x10240")->required();
@@ -66,6 +67,9 @@ int main(int argc, char* argv[]) {
   plan->add_option("--boundary", boundary, "interior, periodic or fixed_rim")->capture_default_str();
   plan->add_option("--backend,--executor", backend, "auto or a backend: " SPARSTENCIL_BACKEND_NAMES)
       ->capture_default_str();
+  plan->add_option("--input-magnitude", input_magnitude, "the largest |value| of the inputs (range check)")
+      ->capture_default_str();
+  plan->add_flag("--allow-overflow", allow_overflow, "warn instead of refusing values the precision cannot hold");
   plan->add_flag("--json", json, "print the plan as JSON");
   CLI::App* devices = app.add_subcommand("devices", "list the device descriptions of the cost model");
 
@@ -92,6 +96,8 @@ int main(int argc, char* argv[]) {
     request.device    = device;
     request.steps     = steps;
     request.boundary  = sparstencil::boundary_from_string(boundary);
+    request.input_magnitude = input_magnitude;
+    request.allow_overflow  = allow_overflow;
     if (backend != "auto") request.backends = {sparstencil::backend_model(backend).name().data()};
     const sparstencil::Plan result = sparstencil::make_plan(request);
     std::cout << (json ? sparstencil::to_json(result) + "\n" : sparstencil::explain(result));

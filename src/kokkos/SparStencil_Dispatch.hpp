@@ -101,6 +101,8 @@ PlanRequest request_for(const char* function, const ExecSpace& space, const Sten
   r.device    = device_name(space);
   r.boundary  = options.boundary;
   r.precision = storage_precision<T>();
+  r.input_magnitude = options.input_magnitude;
+  r.allow_overflow  = options.allow_overflow;
   for (int a = 0; a < D; ++a) {
     r.grid.push_back(static_cast<long>(out.extent(std::is_same_v<Layout, Kokkos::LayoutLeft> ? D - 1 - a : a)));
   }

@@ -32,6 +32,8 @@ struct RunReport {
   int steps = 0;
   std::string variant;
   int steps_per_launch = 1;  ///< fusion depth of the launches (the last may run fewer)
+  /// Range problems the options allowed (Options::allow_overflow): results may be inf.
+  std::vector<std::string> warnings;
 };
 
 namespace impl {
@@ -115,7 +117,7 @@ class StencilPlan {
   /// The same, errors naming `caller.function` (apply and iterate make their plans so).
   StencilPlan(impl::Caller caller, const ExecSpace& space, const Stencil<D>& stencil, const InView& in,
               const OutView& out, const Options& options)
-      : m_space(space), m_stencil(stencil), m_options(options) {
+      : m_space(space), m_stencil(stencil), m_options(options), m_caller(caller.function) {
     impl::check_view_types<D, ExecSpace, InView, OutView>();
     impl::check_extents(caller.function, stencil, in, out);
     impl::check_no_overlap(caller.function, in, out);
@@ -203,6 +205,7 @@ class StencilPlan {
   ExecSpace m_space;
   Stencil<D> m_stencil;
   Options m_options;
+  const char* m_caller;  ///< what made the plan, for errors from planning
   PlanRequest m_request;
   std::size_t m_extent[D], m_in_stride[D], m_out_stride[D];
   /// Stages by the depth asked for (a stage may run fewer steps a launch: StageData::steps).
@@ -277,7 +280,12 @@ class StencilPlan {
     if (it == m_plans.end()) {
       PlanRequest r = m_request;
       r.steps       = depth;
-      it            = m_plans.emplace(depth, make_plan(r)).first;
+      try {
+        it = m_plans.emplace(depth, make_plan(r)).first;
+      } catch (const std::runtime_error& e) {  // name what the user called
+        const std::string what = e.what(), prefix = "sparstencil::";
+        impl::fail(m_caller, what.compare(0, prefix.size(), prefix) == 0 ? what.substr(prefix.size()) : what);
+      }
     }
     return it->second;
   }
@@ -302,7 +310,7 @@ class StencilPlan {
       s->launcher = Trait::template launcher<ExecSpace, InView, OutView, D>(m_space, s->plan, m_stencil, in, out,
                                                                           m_options);
     });
-    s->report         = {s->plan.backend, ExecSpace::name(), 1, s->launcher->describe(), s->steps};
+    s->report         = {s->plan.backend, ExecSpace::name(), 1, s->launcher->describe(), s->steps, s->plan.warnings};
     s->apply_region   = "sparstencil::apply[" + s->plan.backend + "]";
     s->iterate_region = "sparstencil::iterate[" + s->plan.backend + "]";
     return *m_stages.emplace(depth, std::move(s)).first->second;

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include "SparStencil_Error.hpp"
+#include "SparStencil_Overlap.hpp"
 #include "SparStencil_Precision.hpp"
 #include "SparStencil_Stencil.hpp"
 
@@ -46,22 +48,41 @@ std::string strides_string(const View& v) {
   return tuple_string(s);
 }
 
-/// Whether the memory ranges of two Views (first element to last, span included) meet.
+/// Whether two Views share an element: decided element by element for equal strides (two
+/// subviews of one allocation), conservatively (their memory ranges meet) otherwise.
 template <class InView, class OutView>
-bool spans_meet(const InView& in, const OutView& out) {
-  using Element        = typename OutView::non_const_value_type;
-  const auto in_begin  = reinterpret_cast<std::uintptr_t>(in.data());
-  const auto out_begin = reinterpret_cast<std::uintptr_t>(out.data());
-  const auto in_end    = in_begin + in.span() * sizeof(Element);
-  const auto out_end   = out_begin + out.span() * sizeof(Element);
-  return in_begin < out_end && out_begin < in_end;
+Overlap view_overlap(const InView& in, const OutView& out) {
+  constexpr int D = static_cast<int>(OutView::rank);
+  long in_stride[D], out_stride[D], extent[D];
+  for (int a = 0; a < D; ++a) {
+    in_stride[a]  = static_cast<long>(in.stride(a));
+    out_stride[a] = static_cast<long>(out.stride(a));
+    extent[a]     = static_cast<long>(std::min(in.extent(a), out.extent(a)));
+  }
+  return grid_overlap(reinterpret_cast<std::uintptr_t>(in.data()), in_stride,
+                      reinterpret_cast<std::uintptr_t>(out.data()), out_stride, extent, D,
+                      sizeof(typename OutView::non_const_value_type));
 }
 
+/// Views that hold data, and do not share an element.
 template <class InView, class OutView>
 void check_no_overlap(const char* function, const InView& in, const OutView& out) {
-  if (spans_meet(in, out)) {
-    fail(function, "in and out overlap in memory (View labels '", in.label(), "' and '", out.label(),
-         "'): a step needs separate input and output buffers");
+  for (const auto& [what, data, label] : {std::tuple{"in", static_cast<const void*>(in.data()), in.label()},
+                                          std::tuple{"out", static_cast<const void*>(out.data()), out.label()}}) {
+    if (data == nullptr) {
+      fail(function, what, " View", label.empty() ? std::string() : " '" + label + "'",
+           " holds no data (a null pointer): allocate it, or give an unmanaged View its memory");
+    }
+  }
+  switch (view_overlap(in, out)) {
+    case Overlap::none: return;
+    case Overlap::shared_elements:
+      fail(function, "in and out overlap in memory (View labels '", in.label(), "' and '", out.label(),
+           "'): they share elements; a step needs separate input and output buffers");
+    case Overlap::undecided:
+      fail(function, "in and out may overlap in memory (View labels '", in.label(), "' and '", out.label(),
+           "'): their memory ranges meet and their strides differ, so shared elements cannot be ruled out; a "
+           "step needs separate input and output buffers");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "SparStencil_Fuse.hpp"
 #include "SparStencil_Planner.hpp"
 #include "SparStencil_RowRuns.hpp"
 #include "SparStencil_SparseKernelFacts.hpp"
@@ -363,11 +364,39 @@ bool fits_kernel(const Plan& plan) {
 
 namespace {
 
+/// Why a forced pairing rule does not apply to `tile`, or nothing where it does: the row
+/// forms take 16-output row tiles, strided swapping any row tile (1 x ... x n).
+std::optional<std::string> pairing_excludes(Pairing rule, const std::vector<int>& tile) {
+  const bool row = std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
+  if ((rule == Pairing::parity_split || rule == Pairing::interleaved) && !is_row_run_tile(tile)) {
+    return std::string("the forced pairing ") + (rule == Pairing::parity_split ? "parity_split" : "interleaved") +
+           " makes row runs, which take 16-output row tiles only";
+  }
+  if (rule == Pairing::strided_swapping && !row) {
+    return std::string("the forced pairing strided_swapping takes row tiles (1 x ... x n) only");
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> why_not(const PlanRequest& r) {
   const DeviceDescription& device = device_description(r.device);
   if (!device.has_sparse_tensor_cores()) return "device " + r.device + " has no sparse tensor cores";
   if (!has_sparse_operands(r.precision)) {
     return std::string("precision ") + to_string(r.precision) + " has no sparse tensor-core form (f16, bf16 or tf32)";
+  }
+  // A' holds the (fused) weights in the operand format: one it cannot hold would be inf.
+  const double largest = std::visit(
+      [&](const auto& s) {
+        double most = 0;
+        for (const auto& t : fuse(s, r.steps).terms()) most = std::max(most, std::abs(t.weight));
+        return most;
+      },
+      r.stencil);
+  if (largest > largest_stored(r.precision)) {
+    char text[160];
+    std::snprintf(text, sizeof text, "a%s weight of magnitude %.6g passes the %s operands' largest value %.6g",
+                  r.steps > 1 ? " fused" : "", largest, to_string(r.precision), largest_stored(r.precision));
+    return std::string(text);
   }
   return std::nullopt;
 }
@@ -401,7 +430,13 @@ class Model final : public BackendModel {
       return bids;
     }
     std::vector<Plan> bounds;
-    for (const auto& tile : tiles) bounds.push_back(bounded_plan(base, tile));
+    for (const auto& tile : tiles) {
+      if (const std::optional<std::string> why = pairing_excludes(r.pairing, tile)) {
+        bids.dropped.push_back({"cuda_sptc", tile, 0, Bid::Outcome::dropped, *why});
+        continue;
+      }
+      bounds.push_back(bounded_plan(base, tile));
+    }
     std::stable_sort(bounds.begin(), bounds.end(), faster);
     char reason[160];
     double best = to_beat;
@@ -425,7 +460,7 @@ class Model final : public BackendModel {
     }
     if (bids.plans.empty() && std::isinf(to_beat)) {
       sparstencil::impl::fail("make_plan", "no tile gives a plan the sparse kernel can run (cuda_sptc forced): ",
-                 bids.dropped.empty() ? std::string("none planned") : bids.dropped.back().reason);
+                              bids.dropped.empty() ? std::string("none planned") : bids.dropped.back().reason);
     }
     return bids;
   }
@@ -437,6 +472,12 @@ Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
   Plan base    = base_plan(r);
   base.backend = "cuda_sptc";
   if (const std::optional<std::string> why = why_not(r)) sparstencil::impl::fail("make_sparse_plan", *why);
+  if (tile.size() != base.grid.size()) {
+    sparstencil::impl::fail("make_sparse_plan", "tile has ", tile.size(), " extents, need ", base.grid.size());
+  }
+  if (const std::optional<std::string> why = pairing_excludes(r.pairing, tile)) {
+    sparstencil::impl::fail("make_sparse_plan", "tile ", sparstencil::impl::tuple_string(tile), ": ", *why);
+  }
   return full_sparse_plan(base, tile, r.pairing);
 }
 

@@ -10,6 +10,7 @@
 #include "SparStencil_CudaCheck.hpp"
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_Error.hpp"
+#include "SparStencil_Overlap.hpp"
 #include "SparStencil_RowRuns.hpp"
 #include "SparStencil_SparseKernelFacts.hpp"
 #include "SparStencil_SparseOperand.hpp"
@@ -489,14 +490,11 @@ void SparseExecutor::apply(const void* in, const long* in_strides, void* out, co
            sparstencil::impl::tuple_string(std::vector<long>(out_strides, out_strides + D)));
     }
   }
-  auto end_of = [&](const void* base, const long* strides) {
-    long last = 0;
-    for (int a = 0; a < D; ++a) last += (s.plan.grid[a] - 1) * strides[a];
-    return reinterpret_cast<std::uintptr_t>(base) + (last + 1) * s.element_bytes;
-  };
-  const auto in_begin = reinterpret_cast<std::uintptr_t>(in), out_begin = reinterpret_cast<std::uintptr_t>(out);
-  if (in_begin < end_of(out, out_strides) && out_begin < end_of(in, in_strides)) {
-    fail("SparseExecutor::apply", "in and out overlap in memory: a step needs separate buffers");
+  if (sparstencil::impl::grid_overlap(reinterpret_cast<std::uintptr_t>(in), in_strides,
+                                      reinterpret_cast<std::uintptr_t>(out), out_strides, s.plan.grid.data(), D,
+                                      static_cast<std::size_t>(s.element_bytes)) != sparstencil::impl::Overlap::none) {
+    fail("SparseExecutor::apply", "in and out overlap in memory (or may: equal strides are decided element by ",
+         "element, others by their memory ranges): a step needs separate buffers");
   }
   int current = 0;
   SPARSTENCIL_CUDA_CHECK(cudaGetDevice(&current));

@@ -162,7 +162,7 @@ KOKKOS_INLINE_FUNCTION long fused_buffer_elements(const Geometry<D>& g, int step
   const Kokkos::Array<int, D> e = fused_buffer_extent(g, steps, V);
   long n = 1;
   for (int k = 0; k < D; ++k) n *= e[k];
-  return n;
+  return generic::fused_buffer_values(n);
 }
 
 template <class T, int D, class Shape, int V, bool Scratch, class ExecSpace>
@@ -540,7 +540,7 @@ struct FusedKernel {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
     const Kokkos::Array<int, D> e      = fused_buffer_extent(g, steps, V);
-    const long n                       = fused_buffer_elements(g, steps, V);
+    const long n                       = fused_buffer_elements(g, steps, V);  // padded
     const bool periodic                = boundary == Boundary::periodic;
     const Kokkos::Array<long, D> stride = packed_strides<D>(e);
     ScratchView scratch(team.team_scratch(0), 2 * n);
@@ -548,7 +548,7 @@ struct FusedKernel {
     // Grid coordinate of a scratch position.
     auto grid_coordinate = [&](int p, int k) { return origin[k] + p - steps * g.halo[k]; };
 
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(n)), [&](int i) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(stride[0] * e[0])), [&](int i) {
       Kokkos::Array<int, D> c;
       bool outside = false;
       for (int k = D - 1, rest = i; k >= 0; --k) {

@@ -118,7 +118,7 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
       outputs *= tile[k];
       reads *= (tile[k] + 2.0 * steps * radius[k]) / tile[k];
     }
-    if (2 * buffer * bytes > scratch_bytes) continue;
+    if (2.0 * static_cast<double>(fused_buffer_values(static_cast<long>(buffer))) * bytes > scratch_bytes) continue;
     for (int s = 1; s <= steps; ++s) {
       double region = 1;
       for (int k = 0; k < D; ++k) region *= tile[k] + 2.0 * (steps - s) * radius[k];

@@ -75,6 +75,11 @@ SPARSTENCIL_HOST_DEVICE constexpr int fused_buffer_extent(int tile, int radius, 
   return tile + 2 * steps * radius + (blocking_axis ? outputs - 1 : 0);
 }
 
+/// Values a FusedKernel scratch buffer holds for `values` grid values: a whole number of
+/// 8-value units, so the second buffer starts aligned and team scratch (which rounds each
+/// request up to its alignment) has room for both.
+SPARSTENCIL_HOST_DEVICE constexpr long fused_buffer_values(long values) { return (values + 7) / 8 * 8; }
+
 /// A star or box the executor has a kernel compiled for (unrolled, offsets as constants).
 struct CompiledShape {
   int dims;

@@ -32,6 +32,12 @@ struct PlanRequest {
   /// given. One name forces that backend (an error where it cannot run the request).
   std::vector<std::string> backends;
   Pairing pairing = Pairing::best;
+  /// The largest |value| the inputs hold: the planner refuses a launch whose worst-case
+  /// output (sum of the fused stencil's |weights| times this) passes the largest value of
+  /// the precision's storage format, or whose weights pass its arithmetic's.
+  double input_magnitude = 1.0;
+  /// Turn those refusals into warnings (Plan::warnings; explain() prints them).
+  bool allow_overflow = false;
 };
 
 /// A backend's answer to a request: the plans it made (each with the one-line summary

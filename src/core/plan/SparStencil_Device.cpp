@@ -1,5 +1,7 @@
 #include "SparStencil_Device.hpp"
 
+#include <limits>
+
 #include "SparStencil_Error.hpp"
 
 namespace sparstencil {
@@ -111,6 +113,21 @@ int storage_bytes(Precision p) {
     case Precision::f64: return 8;
   }
   return 0;
+}
+
+double largest_stored(Precision p) {
+  switch (p) {
+    case Precision::f16: return 65504.0;
+    case Precision::bf16: return 0x1.fep127;
+    case Precision::tf32:
+    case Precision::f32: return std::numeric_limits<float>::max();
+    case Precision::f64: return std::numeric_limits<double>::max();
+  }
+  return 0;
+}
+
+double largest_summed(Precision p) {
+  return p == Precision::f64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
 }
 
 const DeviceDescription& device_description(std::string_view name) {

@@ -17,6 +17,11 @@ const char* to_string(Precision p);
 Precision precision_from_string(std::string_view text);
 /// Bytes one grid value occupies in memory.
 int storage_bytes(Precision p);
+/// The largest finite value a grid of this precision stores (f16 65504; tf32 grids store
+/// float), and the largest its sums and weights hold on the plain cores (float for the
+/// 16- and 32-bit precisions, double for f64).
+double largest_stored(Precision p);
+double largest_summed(Precision p);
 
 /// A device as the cost models see it: hardware figures only; what each backend reaches
 /// of them is the backend's own description of itself.

@@ -73,6 +73,7 @@ std::string explain(const Plan& p) {
   out << "  " << std::left;
   std::snprintf(line, sizeof line, "%-12s %s\n", "why", why.c_str());
   out << line;
+  for (const std::string& w : p.warnings) out << "  warning      " << w << "\n";
   if (p.fused_steps > 1 && !has_matrix_form(p)) {
     const char* how = p.predicted.temporal_blocking
                           ? "steps in one launch by temporal blocking (tile and halo in team scratch, exact everywhere)"
@@ -147,13 +148,30 @@ std::string explain(const Plan& p) {
                   "speedup", sc.ideal_speedup, sc.predicted_speedup);
     out << line;
   }
+  // Every bid a line; dropped candidates of one backend and reason share one (a 3-D
+  // stencil has dozens of tiles whose lower bounds cannot win), at their fastest.
   if (!p.bids.empty()) out << "  bids\n";
-  for (const Bid& bid : p.bids) {
-    const std::string tile = bid.tile.empty() ? "" : "tile " + shape_string(bid.tile);
+  std::vector<bool> shown(p.bids.size(), false);
+  for (std::size_t i = 0; i < p.bids.size(); ++i) {
+    if (shown[i]) continue;
+    const Bid& bid = p.bids[i];
+    std::size_t alike = 1;
+    if (bid.outcome == Bid::Outcome::dropped) {
+      for (std::size_t j = i + 1; j < p.bids.size(); ++j) {
+        const Bid& other = p.bids[j];
+        if (other.outcome == bid.outcome && other.backend == bid.backend && other.reason == bid.reason) {
+          shown[j] = true;
+          ++alike;
+        }
+      }
+    }
+    const std::string tile = alike > 1          ? std::to_string(alike) + " tiles"
+                             : bid.tile.empty() ? ""
+                                                : "tile " + shape_string(bid.tile);
     const std::string time = bid.outcome == Bid::Outcome::cannot_run || bid.seconds <= 0
                                  ? "-"
-                                 : time_string(bid.seconds / p.fused_steps) + " per step";
-    std::snprintf(line, sizeof line, "    %-10s %-12s %-10s %-16s %s\n", bid.backend.c_str(), tile.c_str(),
+                                 : (alike > 1 ? "from " : "") + time_string(bid.seconds / p.fused_steps) + " per step";
+    std::snprintf(line, sizeof line, "    %-10s %-12s %-10s %-21s %s\n", bid.backend.c_str(), tile.c_str(),
                   to_string(bid.outcome), time.c_str(), bid.reason.c_str());
     out << line;
   }

@@ -138,6 +138,9 @@ struct Plan {
   long mmas_per_tile_group = 0;  ///< mma.sp per 8 tiles (one N block)
 
   Prediction predicted;
+  /// Range problems the request allowed (PlanRequest::allow_overflow): values that may
+  /// pass the largest value of the precision's formats.
+  std::vector<std::string> warnings;
   std::vector<Bid> bids;  ///< every backend's bids, fastest first; the chosen one included
   Scenario scenario;
 

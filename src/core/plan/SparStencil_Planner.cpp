@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -13,7 +15,8 @@ long grid_points(const std::vector<long>& grid) {
   long n = 1;
   for (long x : grid) {
     if (x < 1 || n > (1L << 62) / x) {
-      impl::fail("make_plan", "grid ", impl::tuple_string(grid), x < 1 ? " has an extent below 1" : " has more than 2^62 points");
+      impl::fail("make_plan", "grid ", impl::tuple_string(grid),
+                 x < 1 ? " has an extent below 1" : " has more than 2^62 points (counted in 64 bits)");
     }
     n *= x;
   }
@@ -34,11 +37,77 @@ bool better(const Plan& a, const Plan& b) {
          std::tie(b.predicted.compute_seconds, b.predicted.shared_seconds);
 }
 
+namespace {
+
+/// The sum of |weights| and the largest |weight| of a stencil.
+std::pair<double, double> weight_sizes(const AnyStencil& s) {
+  return std::visit(
+      [](const auto& st) {
+        double sum = 0, largest = 0;
+        for (const auto& t : st.terms()) {
+          sum += std::abs(t.weight);
+          largest = std::max(largest, std::abs(t.weight));
+        }
+        return std::make_pair(sum, largest);
+      },
+      s);
+}
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+/// Values the precision's formats cannot hold: every weight (one step's and the fused
+/// stencil's) within what its sums hold, and the worst-case output of one launch, the
+/// fused weights' |sum| times the inputs' magnitude, within what its grids store. Refused,
+/// or where the request allows it, written into the plan's warnings.
+void check_range(const PlanRequest& r, Plan& p) {
+  if (!(r.input_magnitude >= 0) || !std::isfinite(r.input_magnitude)) {
+    impl::fail("make_plan", "input magnitude ", r.input_magnitude, " must be a finite number >= 0");
+  }
+  std::vector<std::string> problems;
+  const double summed = largest_summed(r.precision), stored = largest_stored(r.precision);
+  for (const AnyStencil* s : {&p.original, &p.stencil}) {
+    if (s == &p.stencil && r.steps == 1) break;  // the same stencil
+    const double largest = weight_sizes(*s).second;
+    if (largest > summed) {
+      problems.push_back(std::string(s == &p.original ? "a weight" : "a fused weight") + " of magnitude " +
+                         number(largest) + " passes " + to_string(r.precision) + "'s sums (largest " +
+                         number(summed) + ")");
+    }
+  }
+  const double worst = weight_sizes(p.stencil).first * r.input_magnitude;
+  if (worst > stored) {
+    problems.push_back("the worst-case output " + number(worst) + " (sum of |weights|" +
+                       (r.steps > 1 ? " of the " + std::to_string(r.steps) + " fused steps" : std::string()) +
+                       " x input magnitude " + number(r.input_magnitude) + ") passes " + to_string(r.precision) +
+                       "'s largest value " + number(stored));
+  }
+  if (problems.empty()) return;
+  if (!r.allow_overflow) {
+    std::string all;
+    for (const std::string& q : problems) all += (all.empty() ? "" : "; ") + q;
+    impl::fail("make_plan", all, ": results would be inf or NaN. State the inputs' magnitude (input_magnitude), ",
+               "scale the weights, choose a wider precision, or allow it (allow_overflow: a warning instead)");
+  }
+  for (std::string& q : problems) p.warnings.push_back(q + ": results may be inf or NaN");
+}
+
+}  // namespace
+
 Plan base_plan(const PlanRequest& r) {
   if (static_cast<int>(r.grid.size()) != dimension(r.stencil)) {
     impl::fail("make_plan", "grid has ", r.grid.size(), " extents but the stencil is ", dimension(r.stencil), "-D");
   }
   if (r.steps < 1) impl::fail("make_plan", "fused step count ", r.steps, " must be at least 1");
+  for (std::size_t a = 0; a < r.grid.size(); ++a) {
+    if (r.grid[a] > max_extent) {
+      impl::fail("make_plan", "grid extent ", r.grid[a], " along axis ", a, " passes ", max_extent,
+                 " (2^31 - 1), the most the executors index along an axis");
+    }
+  }
   grid_points(r.grid);
   device_description(r.device);  // throws for an unknown name
   Plan p;
@@ -57,6 +126,7 @@ Plan base_plan(const PlanRequest& r) {
                  fused_radius[a], r.steps > 1 ? " (fused)" : "", " (needs at least ", 2 * fused_radius[a] + 1, ")");
     }
   }
+  check_range(r, p);
   return p;
 }
 

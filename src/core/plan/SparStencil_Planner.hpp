@@ -16,7 +16,8 @@ namespace sparstencil {
 Plan make_plan(const PlanRequest& request, const std::vector<const BackendModel*>& backends);
 
 /// The request's fields filled into a plan, the stencil fused: what every bid starts from.
-/// Throws as make_plan does for invalid requests.
+/// Throws as make_plan does for invalid requests, and where values pass the precision's
+/// range (PlanRequest::input_magnitude, allow_overflow).
 Plan base_plan(const PlanRequest& request);
 
 /// For choosing between plans: predictions within 0.5% are a tie, broken by less compute,
@@ -27,6 +28,9 @@ bool better(const Plan& a, const Plan& b);
 /// Completes a prediction from its compute, memory and shared-memory times: the bound, the
 /// launch time added, GStencil/s over `points` x `steps`.
 void finish_prediction(Prediction& prediction, double launch_seconds, long points, int steps);
+
+/// The largest grid extent the planner accepts: what the executors index along an axis.
+inline constexpr long max_extent = (1L << 31) - 1;
 
 /// Points of a grid; throws std::runtime_error where the count passes 2^62.
 long grid_points(const std::vector<long>& grid);
