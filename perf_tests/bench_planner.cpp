@@ -41,7 +41,7 @@ void plan(benchmark::State& state, const sparstencil::PlanRequest& request, cons
 int main(int argc, char* argv[]) {
   std::vector<std::pair<std::string, sparstencil::AnyStencil>> all;
   for (const auto& s : sparstencil::presets::standard_set()) all.emplace_back(sparstencil::name(s), s);
-  for (const auto& e : sparstencil::load_catalogue(SPARSTENCIL_CATALOGUE_PATH)) all.emplace_back(e.name, e.stencil);
+  for (const auto& e : sparstencil::load_catalogue(sparstencil::reference_catalogue_path())) all.emplace_back(e.name, e.stencil);
   for (const auto& [name, stencil] : all) {
     const auto request = request_for(stencil);
     benchmark::RegisterBenchmark(("plan/" + name).c_str(), [request, name = name](benchmark::State& st) {

@@ -13,6 +13,7 @@ packages=(
   libcli11-dev             # the sparstencil command line
   libpng-dev               # the demo's image
   python3-matplotlib       # the benchmark report's plots (scripts/suite_report.py)
+  clang-14 libclang-rt-14-dev  # the sanitizer build's compiler, with libFuzzer (scripts/sanitize.sh)
 )
 
 missing=()

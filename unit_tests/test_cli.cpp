@@ -64,6 +64,8 @@ TEST(Cli, BadArgumentsGiveOneLineAndFailure) {
       {"plan heat2d --grid 100x100 --steps 2 --boundary interior --backend cuda_sptc", "need a periodic boundary"},
       {"plan heat2d --grid 2x100", "grid extent 2 along axis 0 is too small"},
       {"plan '0,0 1' --grid 9x9", "expected ':'"},
+      {"frobnicate", "unknown command 'frobnicate' (commands: plan, devices; try --help)"},
+      {"", "A subcommand is required"},
   };
   for (const auto& [args, message] : cases) {
     const CliResult r = run_cli(args);

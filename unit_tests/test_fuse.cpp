@@ -58,5 +58,30 @@ TEST(Fuse, Errors) {
   EXPECT_NO_THROW(fuse(presets::heat_1d(), max_supported_radius));
 }
 
+TEST(Fuse, OnePointStencilsFuseAnyStepCount) {
+  // Radius 0 puts no bound on t: its weight is multiplied in place, exactly as the table did.
+  const Stencil<2> half({{{0, 0}, 0.5}});
+  EXPECT_EQ(fuse(half, 3).weight({0, 0}), 0.125);
+  EXPECT_EQ(fuse(half, 2147483647).weight({0, 0}), 0.0);  // underflows, then stays 0
+  EXPECT_EQ(fuse(Stencil<1>({{{0}, 1.0}}), 2147483647).weight({0}), 1.0);
+  EXPECT_ERROR_MENTIONS(fuse(Stencil<1>({{{0}, 3.0}}), 1000), "non-finite");
+}
+
+TEST(Fuse, IsFusionOf) {
+  for (const AnyStencil& any : presets::standard_set()) {
+    std::visit([](const auto& s) {
+      EXPECT_TRUE(is_fusion_of(fuse(s, 3), s, 3)) << s.name();
+      EXPECT_TRUE(is_fusion_of(s, s, 1)) << s.name();
+      EXPECT_FALSE(is_fusion_of(fuse(s, 3), s, 2)) << s.name();
+      EXPECT_FALSE(is_fusion_of(s, s, 0)) << s.name();
+      auto terms = fuse(s, 2).terms();
+      terms.front().weight *= 2;  // one weight off
+      EXPECT_FALSE(is_fusion_of(std::decay_t<decltype(s)>(terms), s, 2)) << s.name();
+    }, any);
+  }
+  // A mismatch is found early, without fusing up to the supported radius's support.
+  EXPECT_FALSE(is_fusion_of(box<3>(1), box<3>(1), 32));
+}
+
 }  // namespace
 }  // namespace sparstencil::test

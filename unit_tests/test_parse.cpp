@@ -58,6 +58,9 @@ TEST(Parse, ErrorsPointAtTheFault) {
   expect_parse_error("box2d:r=0", 8, "radius 0 is outside");
   expect_parse_error("box2d:q=1", 6, "expected 'r='");
   expect_parse_error("cube2d:r=1", 0, "unknown builder 'cube2d'");
+  // A one-letter word before ':' (a fuzz input: the dimension was read before the word's
+  // start, which the sanitizer build reports).
+  expect_parse_error("f:r=1", 0, "unknown builder 'f'");
   expect_parse_error("heat9d", 0, "unknown stencil name 'heat9d'");
   expect_parse_error("box2d:r=2 extra", 10, "unexpected text after the radius");
 }

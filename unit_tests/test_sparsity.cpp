@@ -94,7 +94,7 @@ TEST(Morph, ComputesTheStencilOnEveryPresetAndTile) {
 
 TEST(Sparsity, PresetsAndCatalogueGiveValidTwoFourOrders) {
   std::vector<AnyStencil> all = presets::standard_set();
-  for (const auto& entry : load_catalogue(SPARSTENCIL_CATALOGUE_PATH)) all.push_back(entry.stencil);
+  for (const auto& entry : load_catalogue(reference_catalogue_path())) all.push_back(entry.stencil);
   int checked = 0;
   for (const AnyStencil& any : all) {
     std::visit([&](const auto& s) {
@@ -235,7 +235,7 @@ namespace {
 
 TEST(StridedSwapping, ValidOnRowTilesForAnyStencil) {
   std::vector<AnyStencil> all = presets::standard_set();
-  for (const auto& entry : load_catalogue(SPARSTENCIL_CATALOGUE_PATH)) all.push_back(entry.stencil);
+  for (const auto& entry : load_catalogue(reference_catalogue_path())) all.push_back(entry.stencil);
   std::mt19937_64 rng(8);
   for (int i = 0; i < 60; ++i) {
     all.push_back(random_stencil<1>(rng, 1 + i % 4));

@@ -1,4 +1,5 @@
 // The stencil model: validation, radius, presets and builders.
+#include <climits>
 #include <numeric>
 
 #include "test_utils.hpp"
@@ -33,6 +34,8 @@ TEST(Stencil, RejectsOffsetsBeyondSupportedRadius) {
   EXPECT_ERROR_MENTIONS(Stencil<2>({{{0, max_supported_radius + 1}, 1.0}}), "beyond the supported radius",
                         std::to_string(max_supported_radius), "axis 1");
   EXPECT_NO_THROW(Stencil<2>({{{0, -max_supported_radius}, 1.0}}));
+  // The most negative int has no absolute value (std::abs was undefined there).
+  EXPECT_ERROR_MENTIONS(Stencil<1>({{{INT_MIN}, 1.0}}), "beyond the supported radius", "axis 0");
 }
 
 TEST(Stencil, RejectsMixedDimensions) {

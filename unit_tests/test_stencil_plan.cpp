@@ -57,6 +57,34 @@ TEST(StencilPlan, AppliesAndIteratesLikeTheFreeFunctions) {
   EXPECT_EQ(plan.iterate(a, b, 0).steps, 0);
 }
 
+// The README's "or parse_stencil(...)": a stencil parsed at run time goes through the
+// same calls as a preset (a plan, one-off apply and iterate, fuse), with the same results.
+TEST(StencilPlan, ParsedStencilsGoThroughTheReadmesCalls) {
+  const AnyStencil parsed = parse_stencil("box2d:r=3");
+  const Stencil<2>& s     = as<2>(parsed);
+  F2 a("a", 33, 45), b("b", 33, 45);
+  fill_random<2>(a, 11);
+  fill_random<2>(b, 12);
+  const HostGrid<2> start = to_grid<2>(a), before = to_grid<2>(b);
+  const Options options{Boundary::fixed_rim};
+  StencilPlan plan(Space(), parsed, a, b, options);
+  plan.apply(a, b);
+  Space().fence();
+  expect_step(s, start, b, Boundary::fixed_rim, before);
+  Kokkos::deep_copy(b, a);
+  EXPECT_EQ(plan.iterate(a, b, 2).steps, 2);
+  EXPECT_EQ(apply(parsed, a, b, options).steps, 1);
+  EXPECT_EQ(iterate(parsed, a, b, 3, options).steps, 3);
+  Space().fence();
+  // a holds 2 + 3 steps from the start (apply's step went to b, and iterate began from a).
+  const HostGrid<2> expected  = reference_iterate(s, start, 5, Boundary::fixed_rim);
+  const HostGrid<2> magnitude = reference_iterate(abs_weights(s), abs(start), 5, Boundary::fixed_rim);
+  EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, 5 * step_error_factor<float>(s.size())));
+  const auto fused = fuse(parsed, 4);
+  EXPECT_EQ(radius(fused), (std::vector<int>{12, 12}));
+  EXPECT_EQ(term_count(fused), 25u * 25u);
+}
+
 TEST(StencilPlan, ExplainsEveryBid) {
   V2 in("in", 64, 64), out("out", 64, 64);
   const StencilPlan plan(Space(), presets::heat_2d(), in, out);

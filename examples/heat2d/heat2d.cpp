@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,12 +27,31 @@ struct Arguments {
   std::string png   = "heat2d.png";
 };
 
+constexpr int max_number = 1 << 20;
+
+/// Fails now, not after the simulation, when `path` cannot be written.
+void check_writable(const std::string& path) {
+  const bool existed = std::filesystem::exists(path);
+  std::FILE* probe   = std::fopen(path.c_str(), "ab");  // "ab": leaves what is there untouched
+  if (!probe) {
+    throw std::runtime_error("heat2d: cannot write the image '" + path + "': " + std::strerror(errno));
+  }
+  std::fclose(probe);
+  if (!existed) std::remove(path.c_str());
+}
+
 Arguments parse_arguments(int argc, char* argv[]) {
   Arguments args;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag.rfind("--kokkos-", 0) == 0) continue;  // Kokkos' own (--kokkos-num-threads=4)
     if (flag == "--help" || flag == "-h") {
-      std::printf("usage: heat2d [--n N] [--steps S] [--png FILE]\n");
+      std::printf("usage: heat2d [--n N] [--steps S] [--png FILE] [--kokkos-...]\n"
+                  "  --n N       grid of N x N floats, 16 <= N <= %d (default 1024)\n"
+                  "  --steps S   time steps, 1 <= S <= %d (default 500)\n"
+                  "  --png FILE  image of the final field (default heat2d.png)\n"
+                  "  Kokkos' options: --kokkos-help\n",
+                  max_number, max_number);
       std::exit(0);
     }
     if (i + 1 >= argc) throw std::runtime_error("heat2d: " + flag + " needs a value");
@@ -37,9 +59,9 @@ Arguments parse_arguments(int argc, char* argv[]) {
     auto number = [&](int lowest) {
       char* end    = nullptr;
       const long v = std::strtol(value.c_str(), &end, 10);
-      if (*end != '\0' || v < lowest || v > (1 << 20)) {
+      if (value.empty() || *end != '\0' || v < lowest || v > max_number) {
         throw std::runtime_error("heat2d: " + flag + " expects an integer from " + std::to_string(lowest) +
-                                 ", got '" + value + "'");
+                                 " to " + std::to_string(max_number) + ", got '" + value + "'");
       }
       return static_cast<int>(v);
     };
@@ -110,9 +132,16 @@ bool check_against_reference(const sparstencil::Stencil<2>& heat, sparstencil::O
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  Arguments args;
+  try {  // before Kokkos starts: its own help would come first, and a bad --png only at the end
+    args = parse_arguments(argc, argv);
+    check_writable(args.png);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
   Kokkos::ScopeGuard kokkos(argc, argv);
   try {
-    const Arguments args = parse_arguments(argc, argv);
     const auto heat      = sparstencil::presets::heat_2d();
     sparstencil::Options options;
     options.boundary = sparstencil::Boundary::fixed_rim;

@@ -25,5 +25,5 @@ int main(int argc, char* argv[]) {
   sparstencil::apply(heat, a, b, options);              // one-off calls: the plan is cached
   sparstencil::iterate(sparstencil::parse_stencil("heat2d"), a, b, 10, options);
   auto fused = sparstencil::fuse(heat, 4);              // 4 steps as one (radius 4)
-  std::printf("fused: radius %d, %zu points\n", fused.max_radius(), fused.size());
+  std::printf("fused: radius %d, %zu points\n", sparstencil::radius(fused)[0], sparstencil::term_count(fused));
 }

@@ -46,7 +46,7 @@ using json = nlohmann::json;
 struct Settings {
   bool paper_sizes = !std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
   std::vector<std::string> groups{"standard", "catalogue", "sweep"};
-  std::string filter, json_path, catalogue_path = SPARSTENCIL_CATALOGUE_PATH;
+  std::string filter, json_path, catalogue_path;  // empty: reference_catalogue_path()
   std::vector<int> steps{1, 2, 3, 4, 7}, catalogue_steps{1, 3};
   int warmup = 5, repeats = 21, sweep_max_radius = 7, sweep_max_steps = 8;
   double time_limit = 540;
@@ -561,7 +561,11 @@ std::vector<Item> make_items(const Settings& s) {
   }
   // The catalogue at one 2-D and one 3-D size, 4096^2 and 256^3 (16.8 million points, enough
   // to fill the device, a sixth of the standard sizes' time); 1-D entries at the 1-D size.
-  for (const CatalogueEntry& e : load_catalogue(s.catalogue_path)) {
+  const bool catalogue = std::find(s.groups.begin(), s.groups.end(), "catalogue") != s.groups.end();
+  const std::vector<CatalogueEntry> entries =
+      !catalogue ? std::vector<CatalogueEntry>{}
+                 : load_catalogue(s.catalogue_path.empty() ? reference_catalogue_path() : s.catalogue_path);
+  for (const CatalogueEntry& e : entries) {
     if (!wanted("catalogue", e.stencil)) continue;
     const int dims = dimension(e.stencil);
     std::vector<long> extents = grid(dims);
@@ -659,7 +663,7 @@ int main(int argc, char* argv[]) {
   app.add_option("--filter", s.filter, "only kernels whose name contains this text");
   app.add_option("--steps", steps, "fusion depths of the standard kernels");
   app.add_option("--catalogue-steps", catalogue_steps, "fusion depths of the catalogue stencils");
-  app.add_option("--catalogue", s.catalogue_path, "stencil catalogue (JSON)");
+  app.add_option("--catalogue", s.catalogue_path, "stencil catalogue (JSON; default: the reference catalogue)");
   app.add_option("--repeats", s.repeats, "timed runs per case (median)")->check(CLI::Range(1, 1000));
   app.add_option("--warmup", s.warmup, "untimed runs before them")->check(CLI::Range(0, 1000));
   app.add_option("--time-limit", s.time_limit, "start no new case after this many seconds");
@@ -704,7 +708,13 @@ int main(int argc, char* argv[]) {
 #if !defined(SUITE_HAS_CUDNN)
   std::printf("cuDNN baseline: not in this build (needs Kokkos with CUDA and cuDNN)\n");
 #endif
-  const std::vector<Item> items = make_items(s);
+  std::vector<Item> items;
+  try {
+    items = make_items(s);
+  } catch (const std::exception& e) {  // a catalogue missing or malformed
+    std::fprintf(stderr, "sparstencil_bench_suite: %s\n", e.what());
+    return 2;
+  }
   std::printf("suite: %zu workloads, planner device %s, cuDNN %s\n", items.size(), s.device.c_str(), cudnn.c_str());
   std::string stopped;
   auto save = [&] {

@@ -73,6 +73,19 @@ int main(int argc, char* argv[]) {
   plan->add_flag("--json", json, "print the plan as JSON");
   CLI::App* devices = app.add_subcommand("devices", "list the device descriptions of the cost model");
 
+  // (CLI11 says only "A subcommand is required" for a misspelt one.)
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known += (known.empty() ? "" : ", ") + command->get_name();
+      found = found || command->get_name() == argv[1];
+    }
+    if (!found) {
+      std::cerr << "sparstencil: unknown command '" << argv[1] << "' (commands: " << known << "; try --help)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

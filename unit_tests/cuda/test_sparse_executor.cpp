@@ -275,7 +275,7 @@ TEST(SparseExecutor, CatalogueStencils) {
   std::uint64_t seed = 300;
   int n = 0;
   std::vector<std::string> unplanned;
-  for (const auto& entry : load_catalogue(SPARSTENCIL_CATALOGUE_PATH)) {
+  for (const auto& entry : load_catalogue(reference_catalogue_path())) {
     std::visit([&](const auto& s) {
       constexpr int D = std::decay_t<decltype(s)>::rank;
       // Rotate precision and boundary over the catalogue; every entry runs its planned tile.

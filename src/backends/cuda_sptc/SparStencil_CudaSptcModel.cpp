@@ -387,8 +387,9 @@ std::optional<std::string> why_not(const PlanRequest& r) {
   // A' holds the (fused) weights in the operand format: one it cannot hold would be inf.
   const double largest = std::visit(
       [&](const auto& s) {
-        double most = 0;
-        for (const auto& t : fuse(s, r.steps).terms()) most = std::max(most, std::abs(t.weight));
+        double most      = 0;
+        const auto fused = fuse(s, r.steps);  // (a temporary's terms() would dangle in the loop)
+        for (const auto& t : fused.terms()) most = std::max(most, std::abs(t.weight));
         return most;
       },
       r.stencil);

@@ -37,9 +37,14 @@ inline double stored_value(Precision p, float v) {
 
 }  // namespace emulation
 
+/// Runs `plan` over `in` into `out` (both of the plan's extents). Throws for a plan of
+/// another backend or without a matrix form, and for one that does not verify (verify():
+/// every table read here lies inside what it indexes).
 template <int D>
 void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
   if (plan.backend != "cuda_sptc") sparstencil::impl::fail("emulate", "the plan is for the ", plan.backend, " backend, not cuda_sptc");
+  if (!has_matrix_form(plan)) sparstencil::impl::fail("emulate", "the plan has no matrix form (no tile)");
+  verify(plan, "emulate");
   if (plan.dims() != D) sparstencil::impl::fail("emulate", "the plan is ", plan.dims(), "-D, the grid ", D, "-D");
   for (int a = 0; a < D; ++a) {
     if (in.extents[a] != plan.grid[a] || out.extents[a] != plan.grid[a]) {
@@ -51,10 +56,13 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
   const std::vector<int> stride = plan.shared_strides();
   std::vector<float> shared(static_cast<std::size_t>(stride[0]) * plan.shared_extent[0]);
 
-  std::array<int, D> blocks{}, block_span{};
-  int block_count = 1, tiles_per_block = 1;
+  // Grid positions in long: near 2^31 points along an axis a block or tile origin plus an
+  // offset passes int (verify() bounds every table, not the grid's size).
+  std::array<long, D> blocks{}, block_span{};
+  long block_count = 1;
+  int tiles_per_block = 1;
   for (int a = 0; a < D; ++a) {
-    block_span[a] = plan.tile[a] * plan.tiles_per_block[a];
+    block_span[a] = static_cast<long>(plan.tile[a]) * plan.tiles_per_block[a];
     blocks[a]     = (in.extents[a] + block_span[a] - 1) / block_span[a];
     block_count *= blocks[a];
     tiles_per_block *= plan.tiles_per_block[a];
@@ -68,9 +76,9 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
       a_decoded[static_cast<std::size_t>(row) * k_total + k] =
           static_cast<float>(unpack_operand(plan.a, plan.precision, row, k));
 
-  for (int b = 0; b < block_count; ++b) {
-    std::array<int, D> origin{};
-    for (int rest = b, a = D - 1; a >= 0; --a) {
+  for (long b = 0; b < block_count; ++b) {
+    std::array<long, D> origin{};
+    for (long rest = b, a = D - 1; a >= 0; --a) {
       origin[a] = (rest % blocks[a]) * block_span[a];
       rest /= blocks[a];
     }
@@ -86,10 +94,10 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
         const int local = rest % plan.shared_extent[a];
         rest /= plan.shared_extent[a];
         offset += local * stride[a];
-        int g = origin[a] + local - plan.shared_lead[a];
+        long g = origin[a] + local - plan.shared_lead[a];
         if (periodic) g = ((g % in.extents[a]) + in.extents[a]) % in.extents[a];
         inside = inside && g >= 0 && g < in.extents[a];
-        x[a]   = g;
+        x[a]   = static_cast<int>(g);
       }
       if (inside) shared[offset] = emulation::operand_value(plan.precision, in(x));
     }
@@ -120,7 +128,7 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
         }
         // Results: row r of A' is tile point r, column n is tile 8 group + n.
         for (int n = 0; n < 8; ++n) {
-          std::array<int, D> tile_origin{};
+          std::array<long, D> tile_origin{};
           for (int rest = group * 8 + n, a = D - 1; a >= 0; --a) {
             tile_origin[a] = origin[a] + (rest % plan.tiles_per_block[a]) * plan.tile[a];
             rest /= plan.tiles_per_block[a];
@@ -129,9 +137,10 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
             std::array<int, D> x{};
             bool inside = true;
             for (int rest = mb * 16 + r, a = D - 1; a >= 0; --a) {
-              x[a] = tile_origin[a] + rest % plan.tile[a];
+              const long at = tile_origin[a] + rest % plan.tile[a];
               rest /= plan.tile[a];
-              inside = inside && x[a] < in.extents[a];
+              inside = inside && at < in.extents[a];
+              x[a]   = static_cast<int>(at);
             }
             if (!inside) continue;
             if (!periodic && !in_interior(stencil, in.extents, x)) continue;

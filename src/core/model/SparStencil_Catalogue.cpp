@@ -1,13 +1,19 @@
 #include "SparStencil_Catalogue.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
+#include "SparStencil_JsonRead.hpp"
 
 namespace sparstencil {
 namespace {
 
+using impl::json_value_string;
 using nlohmann::json;
 
 [[noreturn]] void entry_error(std::string_view origin, std::size_t index, const std::string& name,
@@ -16,59 +22,77 @@ using nlohmann::json;
              ": ", what);
 }
 
+/// An integer that fits an int (json's get<int>() would truncate 4294967297 to 1).
+bool is_int(const json& j) {
+  if (!j.is_number_integer()) return false;
+  if (j.is_number_unsigned()) return j.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT_MAX);
+  const std::int64_t v = j.get<std::int64_t>();
+  return v >= INT_MIN && v <= INT_MAX;
+}
+
 CatalogueEntry parse_entry(const json& item, std::size_t index, std::string_view origin) {
   if (!item.is_object()) entry_error(origin, index, "", "is not a JSON object");
-  const std::string name = item.value("name", std::string());
+  const auto name_it     = item.find("name");
+  const std::string name = name_it != item.end() && name_it->is_string() ? name_it->get<std::string>() : "";
+  auto error             = [&](const std::string& what) { entry_error(origin, index, name, what); };
   auto field             = [&](const char* key) -> const json& {
-    if (!item.contains(key)) entry_error(origin, index, name, std::string("missing field '") + key + "'");
+    if (!item.contains(key)) error(std::string("missing field '") + key + "'");
     return item.at(key);
   };
-  if (name.empty()) entry_error(origin, index, name, "missing or empty field 'name'");
+  if (name_it == item.end()) error("missing field 'name'");
+  if (!name_it->is_string()) error("field 'name' must be a string, found " + json_value_string(*name_it));
+  if (name.empty()) error("field 'name' is empty");
+  // Optional text fields: strings where present.
+  auto optional_text = [&](const char* key) {
+    const auto it = item.find(key);
+    if (it == item.end()) return std::string();
+    if (!it->is_string()) error(std::string("field '") + key + "' must be a string, found " + json_value_string(*it));
+    return it->get<std::string>();
+  };
+  const std::string shape  = optional_text("shape");
+  const std::string source = optional_text("source");
   const json& dims_json = field("dims");
-  if (!dims_json.is_number_integer() || dims_json.get<int>() < 1 || dims_json.get<int>() > 3) {
-    entry_error(origin, index, name, "'dims' must be 1, 2 or 3, found " + dims_json.dump());
+  if (!is_int(dims_json) || dims_json.get<int>() < 1 || dims_json.get<int>() > 3) {
+    error("field 'dims' must be 1, 2 or 3, found " + json_value_string(dims_json));
   }
   const int dims           = dims_json.get<int>();
   const json& offsets_json = field("offsets");
   const json& weights_json = field("coefficients");
-  if (!offsets_json.is_array() || !weights_json.is_array()) {
-    entry_error(origin, index, name, "'offsets' and 'coefficients' must be arrays");
+  if (!offsets_json.is_array()) error("field 'offsets' must be an array, found " + json_value_string(offsets_json));
+  if (!weights_json.is_array()) {
+    error("field 'coefficients' must be an array, found " + json_value_string(weights_json));
   }
   if (offsets_json.size() != weights_json.size()) {
-    entry_error(origin, index, name,
-                std::to_string(offsets_json.size()) + " offsets but " +
-                    std::to_string(weights_json.size()) + " coefficients");
+    error(std::to_string(offsets_json.size()) + " offsets but " + std::to_string(weights_json.size()) +
+          " coefficients");
   }
   std::vector<std::vector<int>> offsets;
   std::vector<double> weights;
   for (std::size_t t = 0; t < offsets_json.size(); ++t) {
-    const json& o = offsets_json[t];
+    const json& o           = offsets_json[t];
+    const std::string which = "offset " + std::to_string(t) + " " + json_value_string(o);
     if (!o.is_array() || o.size() < static_cast<std::size_t>(dims)) {
-      entry_error(origin, index, name, "offset " + std::to_string(t) + " " + o.dump() +
-                                           " needs at least " + std::to_string(dims) + " integers");
+      error(which + " needs at least " + std::to_string(dims) + " integers");
     }
     std::vector<int> offset;
     for (std::size_t a = 0; a < o.size(); ++a) {
-      if (!o[a].is_number_integer()) {
-        entry_error(origin, index, name, "offset " + std::to_string(t) + " " + o.dump() + " is not all integers");
-      }
+      if (!o[a].is_number_integer()) error(which + " is not all integers");
+      if (!is_int(o[a])) error(which + ": component " + std::to_string(a) + " is beyond the range of an int");
       const int c = o[a].get<int>();
       if (a < static_cast<std::size_t>(dims)) {
         offset.push_back(c);
       } else if (c != 0) {
-        entry_error(origin, index, name, "offset " + std::to_string(t) + " " + o.dump() +
-                                             " has a nonzero component beyond dims " + std::to_string(dims));
+        error(which + " has a nonzero component beyond dims " + std::to_string(dims));
       }
     }
     if (!weights_json[t].is_number()) {
-      entry_error(origin, index, name, "coefficient " + std::to_string(t) + " is not a number");
+      error("coefficient " + std::to_string(t) + " (" + json_value_string(weights_json[t]) + ") is not a number");
     }
     offsets.push_back(offset);
     weights.push_back(weights_json[t].get<double>());
   }
   try {
-    return {name, item.value("shape", std::string()), item.value("source", std::string()),
-            make_stencil(offsets, weights, name)};
+    return {name, shape, source, make_stencil(offsets, weights, name)};
   } catch (const std::runtime_error& e) {
     entry_error(origin, index, name, e.what());
   }
@@ -80,8 +104,13 @@ std::vector<CatalogueEntry> parse_catalogue(std::string_view json_text, std::str
   json document;
   try {
     document = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& e) {
-    impl::fail("load_catalogue", origin, ": not valid JSON: ", e.what());
+  } catch (const json::exception& e) {  // a syntax error, or a number beyond a double's range
+    const impl::JsonFault fault = impl::json_fault(json_text);
+    if (fault.entry < 0) impl::fail("load_catalogue", origin, ": not valid JSON: ", e.what());
+    const std::string where =
+        fault.path.size() < 2 ? "" : " in field '" + impl::json_path_string(fault.path, 1) + "'";
+    entry_error(origin, static_cast<std::size_t>(fault.entry), fault.entry_name,
+                "not valid JSON" + where + ": " + e.what());
   }
   if (!document.is_array()) impl::fail("load_catalogue", origin, ": the top level must be a JSON array");
   std::vector<CatalogueEntry> entries;
@@ -95,6 +124,29 @@ std::vector<CatalogueEntry> load_catalogue(const std::string& path) {
   std::ostringstream text;
   text << file.rdbuf();
   return parse_catalogue(text.str(), path);
+}
+
+std::string reference_catalogue_path() {
+  namespace fs = std::filesystem;
+  if (const char* path = std::getenv("SPARSTENCIL_CATALOGUE")) {
+    if (!fs::is_regular_file(path)) {
+      impl::fail("reference_catalogue_path", "SPARSTENCIL_CATALOGUE names '", path, "', which is not a file");
+    }
+    return path;
+  }
+  std::error_code error;
+  const fs::path program = fs::read_symlink("/proc/self/exe", error);  // Linux; elsewhere the variable
+  std::string looked;
+  if (!error) {
+    fs::path folder = program.parent_path();
+    for (int up = 0; up < 3 && !folder.empty(); ++up, folder = folder.parent_path()) {
+      const fs::path candidate = folder / "share" / "sparstencil" / "stencils.json";
+      if (fs::is_regular_file(candidate)) return candidate.string();
+      looked += (looked.empty() ? "" : ", ") + candidate.string();
+    }
+  }
+  impl::fail("reference_catalogue_path", "no stencils.json found", looked.empty() ? "" : " (looked in " + looked + ")",
+             "; set SPARSTENCIL_CATALOGUE to the catalogue's path");
 }
 
 }  // namespace sparstencil

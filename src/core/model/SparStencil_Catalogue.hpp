@@ -1,6 +1,6 @@
 #pragma once
 /// Stencil catalogues in the JSON form of the project's reference catalogue
-/// (src/core/stencils.json, installed to share/sparstencil/): a list of objects with
+/// (src/core/model/stencils.json, installed to share/sparstencil/): a list of objects with
 /// "name", "dims" (1-3), "offsets" (each [dx, dy, dz], x first), "coefficients", and
 /// optionally "shape", "source", "notes". Offset component a maps to View index a;
 /// components past "dims" must be 0.
@@ -26,5 +26,11 @@ std::vector<CatalogueEntry> parse_catalogue(std::string_view json_text,
 
 /// Reads and parses a catalogue file.
 std::vector<CatalogueEntry> load_catalogue(const std::string& path);
+
+/// Where the project's reference catalogue is: $SPARSTENCIL_CATALOGUE where set, else
+/// share/sparstencil/stencils.json in the running program's folder or one of its two
+/// parents (an installed bin/ or a build folder: the build copies it there). Throws
+/// std::runtime_error naming the places looked in when none has it.
+std::string reference_catalogue_path();
 
 }  // namespace sparstencil

@@ -119,7 +119,7 @@ class Parser {
     // builder: star<D>d:r=<int> or box<D>d:r=<int>
     const bool is_star = word.size() == 6 && word.compare(0, 4, "star") == 0;
     const bool is_box  = word.size() == 5 && word.compare(0, 3, "box") == 0;
-    const char dim     = word.empty() ? '\0' : word[word.size() - 2];
+    const char dim     = word.size() < 2 ? '\0' : word[word.size() - 2];  // a one-letter word ("f:") has none
     if (!(is_star || is_box) || word.back() != 'd' || dim < '1' || dim > '3') {
       error_at(start, "unknown builder '" + word + "' (known: star1d, star2d, star3d, box1d, box2d, box3d)");
     }

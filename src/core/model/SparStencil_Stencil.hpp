@@ -55,7 +55,8 @@ class Stencil {
                    " has a non-finite weight (", term.weight, ")");
       }
       for (int a = 0; a < D; ++a) {
-        if (std::abs(term.offset[a]) > max_supported_radius) {
+        // (Not std::abs: it overflows for INT_MIN.)
+        if (term.offset[a] < -max_supported_radius || term.offset[a] > max_supported_radius) {
           impl::fail("Stencil", "offset ", impl::tuple_string(term.offset),
                      " is beyond the supported radius ", max_supported_radius, " along axis ", a);
         }

@@ -166,8 +166,20 @@ inline bool has_matrix_form(const Plan& plan) { return !plan.tile.empty(); }
 std::string explain(const Plan& plan);
 
 std::string to_json(const Plan& plan);
-/// Throws std::runtime_error naming the field for malformed input.
+/// Reads a plan and verifies it (verify below). Throws std::runtime_error naming the field
+/// for malformed input: a wrong type, an integer out of its type's range, a plan that
+/// does not verify.
 Plan plan_from_json(std::string_view json_text);
+
+/// Checks that a plan is whole and consistent, so that executors and the emulator can index
+/// with it as it is: names known (precision, boundary, device; any non-empty backend), grid
+/// extents in 1..2^31-1 and as many as the stencil's dimension, `stencil` equal to
+/// fuse(original, fused_steps); for matrix-form plans every size agreeing with the tile and
+/// precision (radius, patch, rows, K, A' packing, runs) and every table entry inside what
+/// it indexes (columns in the patch, gather and tile offsets in the shared-memory image);
+/// for other plans the matrix fields empty. Throws std::runtime_error naming `function`
+/// and the field at fault.
+void verify(const Plan& plan, std::string_view function = "verify");
 
 /// Equal in every field (through their JSON form, which is exact).
 bool operator==(const Plan& a, const Plan& b);

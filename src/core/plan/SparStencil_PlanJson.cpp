@@ -1,25 +1,21 @@
 // Plans as JSON: to_json and plan_from_json (SparStencil_Plan.hpp), an exact round trip.
 #include "SparStencil_Plan.hpp"
 
-#include <nlohmann/json.hpp>
+#include <climits>
+#include <cstdint>
 
+#include "SparStencil_JsonRead.hpp"
 #include "SparStencil_Parse.hpp"
 
 namespace sparstencil {
 
 namespace {
 
+using impl::json_value_string;
 using nlohmann::json;
 
 json stencil_json(const AnyStencil& s) {
   return {{"dims", dimension(s)}, {"name", name(s)}, {"text", to_text(s)}};
-}
-AnyStencil stencil_from(const json& j) {
-  AnyStencil s = parse_stencil(j.at("text").get<std::string>());
-  return std::visit([&](const auto& st) {
-    using S = std::decay_t<decltype(st)>;
-    return AnyStencil(S(st.terms(), j.at("name").get<std::string>()));
-  }, s);
 }
 
 json scenario_json(const Scenario& sc) {
@@ -32,19 +28,204 @@ json scenario_json(const Scenario& sc) {
           {"ideal_speedup", sc.ideal_speedup},
           {"predicted_speedup", sc.predicted_speedup}};
 }
-Scenario scenario_from(const json& j) {
-  Scenario sc;
-  if (j.is_null()) return sc;
-  sc.known             = true;
-  sc.plain_intensity   = j.at("plain_intensity").get<double>();
-  sc.plain_ridge       = j.at("plain_ridge").get<double>();
-  sc.tensor_intensity  = j.at("tensor_intensity").get<double>();
-  sc.tensor_ridge      = j.at("tensor_ridge").get<double>();
-  sc.useful_fraction   = j.at("useful_fraction").get<double>();
-  sc.ideal_speedup     = j.at("ideal_speedup").get<double>();
-  sc.predicted_speedup = j.at("predicted_speedup").get<double>();
-  return sc;
-}
+
+/// Reads the plan's fields, each checked for its type and its C++ type's range before it
+/// is converted (a JSON-library conversion would throw its own exception or, for integers,
+/// truncate), every error naming the field by its path ("a.values[3]").
+class Reader {
+ public:
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    impl::fail("plan_from_json", "field '", path, "': ", what);
+  }
+
+  const json& member(const json& object, const std::string& path, const char* key) const {
+    const std::string at = path.empty() ? key : path + "." + key;
+    if (!object.is_object()) fail(path, "expected an object, found " + json_value_string(object));
+    const auto it = object.find(key);
+    if (it == object.end()) fail(at, "missing");
+    return *it;
+  }
+  long integer(const json& j, const std::string& path, long lo, long hi) const {
+    const auto range = [&] {
+      return " (expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ")";
+    };
+    if (!j.is_number_integer()) fail(path, "found " + json_value_string(j) + range());
+    if (j.is_number_unsigned()) {
+      const std::uint64_t u = j.get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(hi)) fail(path, "found " + json_value_string(j) + range());
+      return static_cast<long>(u);
+    }
+    const std::int64_t v = j.get<std::int64_t>();
+    if (v < lo || v > hi) fail(path, "found " + json_value_string(j) + range());
+    return static_cast<long>(v);
+  }
+  int int_value(const json& j, const std::string& path) const {
+    return static_cast<int>(integer(j, path, INT_MIN, INT_MAX));
+  }
+  double number(const json& j, const std::string& path) const {
+    if (!j.is_number()) fail(path, "found " + json_value_string(j) + " (expected a number)");
+    return j.get<double>();
+  }
+  std::string text(const json& j, const std::string& path) const {
+    if (!j.is_string()) fail(path, "found " + json_value_string(j) + " (expected a string)");
+    return j.get<std::string>();
+  }
+  bool boolean(const json& j, const std::string& path) const {
+    if (!j.is_boolean()) fail(path, "found " + json_value_string(j) + " (expected true or false)");
+    return j.get<bool>();
+  }
+  const json& array(const json& j, const std::string& path) const {
+    if (!j.is_array()) fail(path, "found " + json_value_string(j) + " (expected an array)");
+    return j;
+  }
+  template <class T>
+  std::vector<T> integers(const json& j, const std::string& path, long lo, long hi) const {
+    std::vector<T> values;
+    values.reserve(array(j, path).size());
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      values.push_back(static_cast<T>(integer(j[i], path + "[" + std::to_string(i) + "]", lo, hi)));
+    }
+    return values;
+  }
+  std::vector<int> ints(const json& j, const std::string& path) const {
+    return integers<int>(j, path, INT_MIN, INT_MAX);
+  }
+  /// An array of exactly `n` ints.
+  std::vector<int> tuple(const json& j, const std::string& path, std::size_t n) const {
+    std::vector<int> values = ints(j, path);
+    if (values.size() != n) {
+      fail(path, std::to_string(values.size()) + " entries (expected " + std::to_string(n) + ")");
+    }
+    return values;
+  }
+
+  AnyStencil stencil(const json& j, const std::string& path) const {
+    const std::string source = text(member(j, path, "text"), path + ".text");
+    AnyStencil s             = Stencil<1>({{{0}, 1.0}});
+    try {
+      s = parse_stencil(source);
+    } catch (const std::runtime_error& e) {
+      fail(path + ".text", e.what());
+    }
+    const long dims = integer(member(j, path, "dims"), path + ".dims", 1, 3);
+    if (dims != dimension(s)) {
+      fail(path + ".dims", std::to_string(dims) + ", but the text is " + std::to_string(dimension(s)) + "-D");
+    }
+    const std::string label = text(member(j, path, "name"), path + ".name");
+    return std::visit([&](const auto& st) {
+      using S = std::decay_t<decltype(st)>;
+      return AnyStencil(S(st.terms(), label));
+    }, s);
+  }
+
+  Scenario scenario(const json& j) const {
+    Scenario sc;
+    if (j.is_null()) return sc;
+    auto field = [&](const char* key) { return number(member(j, "scenario", key), std::string("scenario.") + key); };
+    sc.known             = true;
+    sc.plain_intensity   = field("plain_intensity");
+    sc.plain_ridge       = field("plain_ridge");
+    sc.tensor_intensity  = field("tensor_intensity");
+    sc.tensor_ridge      = field("tensor_ridge");
+    sc.useful_fraction   = field("useful_fraction");
+    sc.ideal_speedup     = field("ideal_speedup");
+    sc.predicted_speedup = field("predicted_speedup");
+    return sc;
+  }
+
+  Plan plan(const json& j) const {
+    if (!j.is_object()) {
+      impl::fail("plan_from_json", "the top level must be a JSON object, found ", json_value_string(j));
+    }
+    auto at = [&](const char* key) -> const json& { return member(j, "", key); };
+    auto name_of = [&](const char* key, auto from_string) {
+      const std::string value = text(at(key), key);
+      try {
+        return from_string(value);
+      } catch (const std::runtime_error& e) {
+        fail(key, e.what());
+      }
+    };
+    Plan p;
+    p.original    = stencil(at("original"), "original");
+    p.stencil     = stencil(at("stencil"), "stencil");
+    p.fused_steps = int_value(at("fused_steps"), "fused_steps");
+    p.boundary    = name_of("boundary", [](const std::string& v) { return boundary_from_string(v); });
+    p.precision   = name_of("precision", [](const std::string& v) { return precision_from_string(v); });
+    p.device      = text(at("device"), "device");
+    p.grid        = integers<long>(at("grid"), "grid", LONG_MIN, LONG_MAX);
+    p.backend     = text(at("backend"), "backend");
+    p.tile        = ints(at("tile"), "tile");
+    p.radius      = ints(at("radius"), "radius");
+    p.patch       = ints(at("patch"), "patch");
+    p.rows        = int_value(at("rows"), "rows");
+    const std::vector<int> mma = tuple(at("mma"), "mma", 3);
+    p.mma                      = {mma[0], mma[1], mma[2]};
+    p.nonzeros = static_cast<std::size_t>(integer(at("nonzeros"), "nonzeros", 0, LONG_MAX));
+    const json& order         = at("order");
+    p.order.columns           = ints(member(order, "order", "columns"), "order.columns");
+    p.order.zero_columns      = int_value(member(order, "order", "zero_columns"), "order.zero_columns");
+    p.order.dropped_columns   = int_value(member(order, "order", "dropped_columns"), "order.dropped_columns");
+    p.pairing                 = text(at("pairing"), "pairing");
+    p.gather                  = ints(at("gather"), "gather");
+    const json& runs          = array(at("runs"), "runs");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const std::string path = "runs[" + std::to_string(i) + "]";
+      p.runs.push_back({ints(member(runs[i], path, "offset"), path + ".offset")});
+    }
+    const std::vector<int> interleave = tuple(at("interleave"), "interleave", 2);
+    p.interleave              = interleave[0];
+    p.interleave_origin       = interleave[1];
+    p.tiles_per_block         = ints(at("tiles_per_block"), "tiles_per_block");
+    p.shared_extent           = ints(at("shared_extent"), "shared_extent");
+    p.shared_pitch            = int_value(at("shared_pitch"), "shared_pitch");
+    p.shared_lead             = ints(at("shared_lead"), "shared_lead");
+    p.tile_offsets            = ints(at("tile_offsets"), "tile_offsets");
+    const json& a             = at("a");
+    p.a.m_blocks              = int_value(member(a, "a", "m_blocks"), "a.m_blocks");
+    p.a.k_chunks              = int_value(member(a, "a", "k_chunks"), "a.k_chunks");
+    p.a.values                = integers<std::uint32_t>(member(a, "a", "values"), "a.values", 0, UINT32_MAX);
+    p.a.metadata              = integers<std::uint32_t>(member(a, "a", "metadata"), "a.metadata", 0, UINT32_MAX);
+    p.sparsity                = number(at("sparsity"), "sparsity");
+    p.redundancy              = number(at("redundancy"), "redundancy");
+    p.mmas_per_tile_group     = integer(at("mmas_per_tile_group"), "mmas_per_tile_group", LONG_MIN, LONG_MAX);
+    const json& pr            = at("predicted");
+    auto predicted = [&](const char* key) -> const json& { return member(pr, "predicted", key); };
+    p.predicted.seconds         = number(predicted("seconds"), "predicted.seconds");
+    p.predicted.compute_seconds = number(predicted("compute_seconds"), "predicted.compute_seconds");
+    p.predicted.memory_seconds  = number(predicted("memory_seconds"), "predicted.memory_seconds");
+    p.predicted.shared_seconds  = number(predicted("shared_seconds"), "predicted.shared_seconds");
+    p.predicted.gstencils       = number(predicted("gstencils"), "predicted.gstencils");
+    p.predicted.bound           = text(predicted("bound"), "predicted.bound");
+    p.predicted.temporal_blocking = boolean(predicted("temporal_blocking"), "predicted.temporal_blocking");
+    p.scenario                  = scenario(at("scenario"));
+    const json& bids            = array(at("bids"), "bids");
+    for (std::size_t i = 0; i < bids.size(); ++i) {
+      const std::string path = "bids[" + std::to_string(i) + "]";
+      auto field = [&](const char* key) -> const json& { return member(bids[i], path, key); };
+      Bid b;
+      b.backend = text(field("backend"), path + ".backend");
+      b.tile    = ints(field("tile"), path + ".tile");
+      b.seconds = number(field("seconds"), path + ".seconds");
+      const std::string outcome = text(field("outcome"), path + ".outcome");
+      try {
+        b.outcome = bid_outcome_from_string(outcome);
+      } catch (const std::runtime_error& e) {
+        fail(path + ".outcome", e.what());
+      }
+      b.reason = text(field("reason"), path + ".reason");
+      p.bids.push_back(std::move(b));
+    }
+    // Plans written before warnings were recorded have none.
+    if (j.contains("warnings")) {
+      const json& warnings = array(j.at("warnings"), "warnings");
+      for (std::size_t i = 0; i < warnings.size(); ++i) {
+        p.warnings.push_back(text(warnings[i], "warnings[" + std::to_string(i) + "]"));
+      }
+    }
+    return p;
+  }
+};
 
 }  // namespace
 
@@ -95,80 +276,25 @@ std::string to_json(const Plan& p) {
                      {"shared_seconds", p.predicted.shared_seconds}, {"gstencils", p.predicted.gstencils},
                      {"bound", p.predicted.bound}, {"temporal_blocking", p.predicted.temporal_blocking}}},
       {"scenario", scenario_json(p.scenario)},
-      {"bids", bids}};
-  return j.dump(1);
+      {"bids", bids},
+      {"warnings", p.warnings}};
+  // Names are labels taken as given (a stencil parsed from text is named by the text):
+  // bytes that are not UTF-8 are written as U+FFFD rather than refused.
+  return j.dump(1, ' ', false, json::error_handler_t::replace);
 }
 
 Plan plan_from_json(std::string_view text) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    impl::fail("plan_from_json", "not valid JSON: ", e.what());
+  } catch (const json::exception& e) {  // a syntax error, or a number beyond a double's range
+    const impl::JsonFault fault = impl::json_fault(text);
+    if (fault.path.empty()) impl::fail("plan_from_json", "not valid JSON: ", e.what());
+    impl::fail("plan_from_json", "not valid JSON at field '", impl::json_path_string(fault.path), "': ", e.what());
   }
-  std::string field;
-  try {
-    auto at = [&](const char* key) -> const json& {
-      field = key;
-      return j.at(key);
-    };
-    Plan p;
-    p.original    = stencil_from(at("original"));
-    p.stencil     = stencil_from(at("stencil"));
-    p.fused_steps = at("fused_steps").get<int>();
-    p.boundary    = boundary_from_string(at("boundary").get<std::string>());
-    p.precision   = precision_from_string(at("precision").get<std::string>());
-    p.device      = at("device").get<std::string>();
-    p.grid        = at("grid").get<std::vector<long>>();
-    p.backend  = at("backend").get<std::string>();
-    p.tile     = at("tile").get<std::vector<int>>();
-    p.radius   = at("radius").get<std::vector<int>>();
-    p.patch    = at("patch").get<std::vector<int>>();
-    p.rows     = at("rows").get<int>();
-    const auto mma = at("mma").get<std::vector<int>>();
-    p.mma          = {mma.at(0), mma.at(1), mma.at(2)};
-    p.nonzeros     = at("nonzeros").get<std::size_t>();
-    const json& order         = at("order");
-    p.order.columns           = order.at("columns").get<std::vector<int>>();
-    p.order.zero_columns      = order.at("zero_columns").get<int>();
-    p.order.dropped_columns   = order.at("dropped_columns").get<int>();
-    p.pairing                 = at("pairing").get<std::string>();
-    p.gather                  = at("gather").get<std::vector<int>>();
-    for (const json& r : at("runs")) p.runs.push_back({r.at("offset").get<std::vector<int>>()});
-    const auto interleave     = at("interleave").get<std::vector<int>>();
-    p.interleave              = interleave.at(0);
-    p.interleave_origin       = interleave.at(1);
-    p.tiles_per_block         = at("tiles_per_block").get<std::vector<int>>();
-    p.shared_extent           = at("shared_extent").get<std::vector<int>>();
-    p.shared_pitch            = at("shared_pitch").get<int>();
-    p.shared_lead             = at("shared_lead").get<std::vector<int>>();
-    p.tile_offsets            = at("tile_offsets").get<std::vector<int>>();
-    const json& a             = at("a");
-    p.a.m_blocks              = a.at("m_blocks").get<int>();
-    p.a.k_chunks              = a.at("k_chunks").get<int>();
-    p.a.values                = a.at("values").get<std::vector<std::uint32_t>>();
-    p.a.metadata              = a.at("metadata").get<std::vector<std::uint32_t>>();
-    p.sparsity                = at("sparsity").get<double>();
-    p.redundancy              = at("redundancy").get<double>();
-    p.mmas_per_tile_group     = at("mmas_per_tile_group").get<long>();
-    const json& pr            = at("predicted");
-    p.predicted.seconds       = pr.at("seconds").get<double>();
-    p.predicted.compute_seconds = pr.at("compute_seconds").get<double>();
-    p.predicted.memory_seconds  = pr.at("memory_seconds").get<double>();
-    p.predicted.shared_seconds  = pr.at("shared_seconds").get<double>();
-    p.predicted.gstencils       = pr.at("gstencils").get<double>();
-    p.predicted.bound           = pr.at("bound").get<std::string>();
-    p.predicted.temporal_blocking = pr.at("temporal_blocking").get<bool>();
-    p.scenario                  = scenario_from(at("scenario"));
-    for (const json& b : at("bids")) {
-      p.bids.push_back({b.at("backend").get<std::string>(), b.at("tile").get<std::vector<int>>(),
-                        b.at("seconds").get<double>(), bid_outcome_from_string(b.at("outcome").get<std::string>()),
-                        b.at("reason").get<std::string>()});
-    }
-    return p;
-  } catch (const json::exception& e) {
-    impl::fail("plan_from_json", "field '", field, "': ", e.what());
-  }
+  const Plan plan = Reader().plan(j);
+  verify(plan, "plan_from_json");
+  return plan;
 }
 
 bool operator==(const Plan& a, const Plan& b) { return to_json(a) == to_json(b); }
