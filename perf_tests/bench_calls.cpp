@@ -33,7 +33,7 @@ using Space = Kokkos::DefaultExecutionSpace;
 using Clock = std::chrono::steady_clock;
 
 int calls   = 200;
-int repeats = 15;
+int repeats = 31;
 
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
@@ -65,42 +65,18 @@ Kokkos::View<T**, Space> random_view(const char* label, int n, int m, std::uint6
 }
 
 template <class T>
-void host_time_per_call(const char* type, const std::string& backend) {
+void host_time_per_call(const char* type, const std::string& backend,
+                        sparstencil::Boundary boundary = sparstencil::Options().boundary) {
   auto in = random_view<T>("in", 256, 256, 1), out = random_view<T>("out", 256, 256, 2);
   const auto stencil = sparstencil::presets::heat_2d();
   sparstencil::Options options;
-  options.backend = backend;
+  options.backend  = backend;
+  options.boundary = boundary;
   const sparstencil::StencilPlan plan(Space(), stencil, in, out, options);
   const double held    = submit_us([&] { plan.apply(in, out); });
   const double one_off = submit_us([&] { sparstencil::apply(Space(), stencil, in, out, options); });
-  std::printf("%-10s %-6s 256^2 Heat-2D  plan.apply %6.2f us   apply %6.2f us   (%s)\n", backend.c_str(), type, held,
-              one_off, plan.report().variant.c_str());
-#if defined(KOKKOS_ENABLE_CUDA)
-  // Whether the step's launches can be recorded by stream capture, and what replaying the
-  // recording costs.
-  const cudaStream_t stream = Space().cuda_stream();
-  cudaGraph_t graph         = nullptr;
-  cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
-  try {
-    plan.apply(in, out);
-  } catch (const std::exception& e) {
-    std::printf("  (capture: %s)\n", e.what());
-  }
-  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
-  cudaGraphExec_t exec    = nullptr;
-  if (ended == cudaSuccess && graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
-    std::size_t nodes = 0;
-    cudaGraphGetNodes(graph, nullptr, &nodes);
-    const double replay = submit_us([&] { cudaGraphLaunch(exec, stream); });
-    std::printf("%-10s %-6s 256^2 Heat-2D  recorded step (%zu nodes) replayed %6.2f us\n", backend.c_str(), type,
-                nodes, replay);
-    cudaGraphExecDestroy(exec);
-  } else {
-    std::printf("%-10s %-6s 256^2 Heat-2D  not recordable: %s\n", backend.c_str(), type, cudaGetErrorString(ended));
-    (void)cudaGetLastError();
-  }
-  if (graph) cudaGraphDestroy(graph);
-#endif
+  std::printf("%-10s %-6s 256^2 Heat-2D  plan.apply %6.2f us   apply %6.2f us   (%s; %s)\n", backend.c_str(), type,
+              held, one_off, sparstencil::to_string(boundary), plan.report().variant.c_str());
 #if defined(BENCH_HAS_SPARSE)
   if (backend == "cuda_sptc") {
     const sparstencil::cuda_sptc::SparseExecutor raw(plan.plan());
@@ -216,6 +192,7 @@ int main(int argc, char* argv[]) {
   launch_floors();
 #endif
   host_time_per_call<float>("float", "generic");
+  host_time_per_call<float>("float", "generic", sparstencil::Boundary::fixed_rim);
   host_time_per_call<double>("double", "generic");
 #if defined(BENCH_HAS_SPARSE)
   host_time_per_call<Kokkos::Experimental::half_t>("half", "generic");

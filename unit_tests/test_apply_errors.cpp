@@ -54,7 +54,8 @@ TEST(ApplyErrors, DisjointStridedComponentsRunOverlappingOnesDoNot) {
   EXPECT_TRUE(within_bound(to_grid<2>(second), expected, magnitude, step_error_factor<double>(9)));
   EXPECT_EQ(to_grid<2>(first).values, input.values);  // the other component untouched
   // Rows shifted by one element in a padded allocation: shared elements, refused.
-  V2 padded("padded", 16, 33);
+  // (LayoutRight: the rows are the contiguous axis whatever the space's default layout.)
+  Kokkos::View<double**, Kokkos::LayoutRight, Space::memory_space> padded("padded", 16, 33);
   const auto rows  = Kokkos::subview(padded, Kokkos::ALL, Kokkos::make_pair(0, 32));
   const auto later = Kokkos::subview(padded, Kokkos::ALL, Kokkos::make_pair(1, 33));
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), rows, later), "overlap in memory", "share elements");

@@ -31,6 +31,15 @@ TEST(Cli, PlanPrintsAReadablePlan) {
   }
 }
 
+// A 3-D stencil has dozens of candidate tiles whose lower bounds cannot win: they share
+// one line per reason (52 lines, 36 of them rejected tiles, before).
+TEST(Cli, PlanOfA3DStencilIsShort) {
+  const CliResult r = run_cli("plan box3d27p --grid 512x512x512");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_LE(std::count(r.output.begin(), r.output.end(), '\n'), 14) << r.output;
+  EXPECT_NE(r.output.find(" tiles "), std::string::npos) << r.output;
+}
+
 TEST(Cli, JsonParsesBackToAnEqualPlan) {
   for (const char* args : {"plan box2d:r=3 --grid 10240x10240 --precision f16 --device h100 --json",
                            "plan heat3d --grid 512x512x512 --precision tf32 --steps 2 --json",

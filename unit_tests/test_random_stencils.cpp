@@ -39,8 +39,9 @@ template <int D>
 void one_case(std::mt19937_64& rng, Tally& tally) {
   const int radius          = std::uniform_int_distribution<int>(1, D == 3 ? 1 : 2)(rng);
   const Stencil<D> stencil  = wild_stencil<D>(rng, radius);
-  const Precision precision = std::array{Precision::f16, Precision::bf16, Precision::tf32, Precision::f32,
-                                         Precision::f64}[rng() % 5];
+  constexpr Precision precisions[] = {Precision::f16, Precision::bf16, Precision::tf32, Precision::f32,
+                                      Precision::f64};
+  const Precision precision = precisions[rng() % 5];
   const Boundary boundary   = all_boundaries[rng() % 3];
   const int steps           = rng() % 4 == 0 ? 2 : 1;
   std::array<int, D> grid{};

@@ -8,7 +8,7 @@
 namespace sparstencil::test {
 namespace {
 
-#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_HAS_CUDA_SPTC)
+#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
 #define SKIP_WITHOUT_SPARSE_DISPATCH()                                                                   \
   do {                                                                                                   \
     if (cuda_sptc::device_count() == 0 || !cuda_sptc::has_sparse_tensor_cores(cuda_sptc::device_info(0)))               \
@@ -102,6 +102,20 @@ TEST(SparseDispatch, RecordedIterateEqualsLaunchedSteps) {
     }
     EXPECT_EQ(results[0].values, results[1].values) << steps << " steps";
   }
+  // apply: the step recorded per (in, out) and replayed equals the launched one.
+  HostGrid<2> applied[2];
+  for (bool graphs : {false, true}) {
+    View in("in", 96, 160), out("out", 96, 160);
+    fill_random<2>(in, 32);
+    Options options{Boundary::periodic, "cuda_sptc"};
+    options.cuda_graphs = graphs;
+    const StencilPlan plan(Kokkos::Cuda(), s, in, out, options);
+    plan.apply(in, out);  // recorded (graphs), then replayed
+    plan.apply(in, out);
+    Kokkos::fence();
+    applied[graphs] = to_grid<2>(out);
+  }
+  EXPECT_EQ(applied[0].values, applied[1].values);
 }
 
 // Options::fusion = 0 (the default): the planner picks the steps a launch. Box-2D9P on

@@ -27,7 +27,7 @@
 #include "bench_sizes.hpp"
 #include "suite_grids.hpp"
 
-#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_HAS_CUDA_SPTC)
+#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
 #define SUITE_HAS_SPARSE 1
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_SparseExecutor.hpp"

@@ -47,8 +47,9 @@ struct Options {
   /// under a periodic boundary (elsewhere a fused plan is exact only away from the rim,
   /// docs/BOUNDARIES.md), so forcing both throws there.
   int fusion = 0;
-  /// iterate on CUDA: record runs of launches once as a CUDA graph and replay it (where
-  /// the backend's launches can be recorded); false launches each step.
+  /// On CUDA, where the backend's launches can be recorded: iterate records runs of
+  /// launches once as a CUDA graph and replays it, and StencilPlan::apply records each
+  /// (in, out) pair's step; false launches each kernel.
   bool cuda_graphs = true;
   /// The largest |value| the input Views hold. A launch whose worst-case output (the sum of
   /// its stencil's |weights| times this) or whose weights pass what the precision holds

@@ -65,8 +65,9 @@ struct Caller {
 /// A CUDA graph of recorded launches, replayed on a stream.
 class RecordedLaunches {
  public:
+  /// `function` names the caller in errors.
   template <class Record>
-  RecordedLaunches(cudaStream_t stream, Record&& record) {
+  RecordedLaunches(const char* function, cudaStream_t stream, Record&& record) : m_function(function) {
     check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     try {
       record();
@@ -90,12 +91,13 @@ class RecordedLaunches {
   void replay(cudaStream_t stream) const { check(cudaGraphLaunch(m_exec, stream), "cudaGraphLaunch"); }
 
  private:
-  static void check(cudaError_t status, const char* call) {
+  void check(cudaError_t status, const char* call) const {
     if (status != cudaSuccess) {
       (void)cudaGetLastError();
-      fail("iterate", call, " failed: ", cudaGetErrorName(status), " (", cudaGetErrorString(status), ")");
+      fail(m_function, call, " failed: ", cudaGetErrorName(status), " (", cudaGetErrorString(status), ")");
     }
   }
+  const char* m_function;
   cudaGraphExec_t m_exec = nullptr;
 };
 #endif
@@ -147,7 +149,7 @@ class StencilPlan {
     const OutView& to  = out;
     check("StencilPlan::apply", from, to);
     const impl::ProfilingRegion region(m_single->apply_region);
-    m_single->launcher->launch(m_space, from, to);
+    if (!replay_recorded_step(from, to)) m_single->launcher->launch(m_space, from, to);
     return m_single->report;
   }
 
@@ -226,6 +228,11 @@ class StencilPlan {
   };
   std::vector<Recorded> m_recorded;
   static constexpr int recorded_launches = 16;  ///< launches in one graph (an even count)
+  /// apply's recorded steps by (in, out) data, the latest few.
+  mutable std::vector<Recorded> m_recorded_steps;
+  static constexpr std::size_t recorded_steps_kept = 8;
+  mutable std::size_t m_step_recordings = 0;
+  mutable bool m_step_unrecordable      = false;
 #endif
 
   static const Stencil<D>& checked_dimension(const AnyStencil& stencil) {
@@ -392,6 +399,46 @@ class StencilPlan {
     return m_schedule.launches;
   }
 
+  /// apply on CUDA: the step recorded once per (in, out) as a CUDA graph and replayed
+  /// (Options::cuda_graphs): one submission whatever the kernels of a step (the generic
+  /// executor's interior and rim), with their parameters set once (replaying a one-node
+  /// graph takes less host time than launching its kernel: docs/BENCHMARKS.md). A plan
+  /// whose calls cycle through more pairs than it keeps stops recording. Returns whether
+  /// it ran the step.
+  bool replay_recorded_step(const InView& in, const OutView& out) const {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+      const Launcher<ExecSpace, InView, OutView>& launcher = *m_single->launcher;
+      if (!m_options.cuda_graphs || !launcher.capturable() || m_step_unrecordable) return false;
+      const Recorded* found = nullptr;
+      for (const Recorded& r : m_recorded_steps) {
+        if (r.a == in.data() && r.b == out.data()) found = &r;
+      }
+      if (!found) {
+        if (++m_step_recordings > 4 * recorded_steps_kept) {  // pairs cycle past what is kept
+          m_step_unrecordable = true;
+          return false;
+        }
+        if (m_recorded_steps.size() >= recorded_steps_kept) m_recorded_steps.erase(m_recorded_steps.begin());
+        std::unique_ptr<impl::RecordedLaunches> graph;
+        try {
+          graph = std::make_unique<impl::RecordedLaunches>("StencilPlan::apply", m_space.cuda_stream(),
+                                                           [&] { launcher.launch(m_space, in, out); });
+        } catch (const std::runtime_error&) {  // this Kokkos' launches cannot be recorded: launch them
+          m_step_unrecordable = true;
+          return false;
+        }
+        m_recorded_steps.push_back({in.data(), out.data(), m_single, std::move(graph)});
+        found = &m_recorded_steps.back();
+      }
+      found->graph->replay(m_space.cuda_stream());
+      return true;
+    }
+#endif
+    (void)in, (void)out;
+    return false;
+  }
+
   /// Replays the recorded graph over the leading launches of the schedule where they are
   /// runs of one recordable stage on CUDA (Options::cuda_graphs); returns the launches done.
   std::size_t replay_recorded(const std::vector<const StageData*>& launches, InView& a, OutView& b) {
@@ -410,7 +457,7 @@ class StencilPlan {
         if (m_recorded.size() >= 4) m_recorded.erase(m_recorded.begin());
         InView x = a;
         OutView y = b;
-        auto graph = std::make_unique<impl::RecordedLaunches>(m_space.cuda_stream(), [&] {
+        auto graph = std::make_unique<impl::RecordedLaunches>("iterate", m_space.cuda_stream(), [&] {
           for (int n = 0; n < recorded_launches; ++n) {
             first->launcher->launch(m_space, x, y);
             std::swap(x, y);

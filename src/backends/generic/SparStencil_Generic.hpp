@@ -118,7 +118,7 @@ class GenericExecutor {
     config.caching      = GenericCaching::scratch;
     const Geometry<D> g = geometry(in, out, config, true);
     const long bytes    = 2 * fused_buffer_elements(g, steps, config.outputs) * static_cast<long>(sizeof(T));
-    return bytes <= Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::scratch_size_max(0);
+    return bytes <= InteriorPolicy<ExecSpace>::scratch_size_max(0);
   }
 
   /// The variant that runs for `config`. Streaming needs a GPU team, a plane (2-D, 3-D)
@@ -261,7 +261,8 @@ class GenericExecutor {
     if (league > INT32_MAX) fail("apply", "generic executor: ", league, " tiles exceed 2^31 - 1");
     const int threads   = g.threads_fast * g.threads_second;
     const int team_size = runs_on_host<ExecSpace>() ? 1 : threads;
-    using Policy = Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>;
+    static_assert(sizeof(Kernel) < max_kernel_bytes, "a generic kernel must fit the launch parameters");
+    using Policy = InteriorPolicy<ExecSpace>;
     Policy policy(space, static_cast<int>(league), team_size);
     if constexpr (Kernel::streaming) {
       const int plane = Kernel::plane_elements(g);
@@ -323,7 +324,8 @@ class GenericExecutor {
       }
     }
     if (slabs.count == 0) return {};
-    const Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>> policy(space, 0, slabs.begin[slabs.count]);
+    static_assert(sizeof(Kernel) < max_kernel_bytes, "the rim kernel must fit the launch parameters");
+    const RimPolicy<ExecSpace> policy(space, 0, slabs.begin[slabs.count]);
     const RuntimeShape<D, Acc, MemorySpace> terms = m_terms;
     return [policy, terms, extent, boundary, slabs](const InView& in, const OutView& out) {
       Kokkos::parallel_for("sparstencil::generic[rim]", policy, Kernel{in, out, terms, extent, boundary, slabs});

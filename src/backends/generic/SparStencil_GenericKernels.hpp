@@ -131,9 +131,20 @@ KOKKOS_FORCEINLINE_FUNCTION void accumulate(const RuntimeShape<D, Acc, MemorySpa
 inline constexpr int max_team_threads = 256;
 using InteriorLaunchBounds            = Kokkos::LaunchBounds<max_team_threads, 2>;
 
+/// Kernels are passed as launch parameters (Kokkos' light-weight launch; they stay under
+/// the 4 KB parameter limit of CUDA and HIP): no copy of the kernel to constant memory and
+/// no event per launch, and a launch that stream capture records as it is (a CUDA graph
+/// replays it; a constant-memory copy would be replayed from a reused staging buffer).
+using LightWeight                  = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
+inline constexpr long max_kernel_bytes = 4096;
+template <class ExecSpace>
+using InteriorPolicy = Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds, LightWeight>;
+template <class ExecSpace>
+using RimPolicy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>, LightWeight>;
+
 /// A team of the interior kernels, and a View over its scratch.
 template <class ExecSpace>
-using TeamMember = typename Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds>::member_type;
+using TeamMember = typename InteriorPolicy<ExecSpace>::member_type;
 template <class T, class ExecSpace>
 using TeamScratch = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 

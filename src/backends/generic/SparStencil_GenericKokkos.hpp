@@ -40,6 +40,15 @@ class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
 
   void launch(const ExecSpace&, const InView& in, const OutView& out) const override { m_step(in, out); }
   std::string describe() const override { return m_variant; }
+  /// Kokkos' light-weight CUDA launches (the kernel in its parameters, team scratch only)
+  /// are recorded by stream capture as they are.
+  bool capturable() const override {
+#if defined(KOKKOS_ENABLE_CUDA)
+    return std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#else
+    return false;
+#endif
+  }
 
  private:
   std::unique_ptr<const Executor> m_executor;

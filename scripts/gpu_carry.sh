@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Copies what scripts/gpu_suite.sh runs from a CUDA build into a small folder of the same
+# layout, stripped, to carry to the GPU machine (docs/GPU.md):
+#   bash scripts/gpu_carry.sh BUILD_DIR DEST      then there: bash scripts/gpu_suite.sh DEST
+set -euo pipefail
+build=${1:?usage: gpu_carry.sh BUILD_DIR DEST}
+dest=${2:?usage: gpu_carry.sh BUILD_DIR DEST}
+programs=(unit_tests/sparstencil_unit_tests unit_tests/sparstencil_cuda_tests examples/heat2d
+          perf_tests/sparstencil_bench_calls perf_tests/sparstencil_bench_suite
+          perf_tests/sparstencil_bench_generic perf_tests/sparstencil_bench_sparse)
+rm -rf "$dest"
+for program in "${programs[@]}"; do
+  if [ ! -x "$build/$program" ]; then
+    echo "gpu_carry: $build/$program is not built" >&2
+    exit 1
+  fi
+  mkdir -p "$dest/$(dirname "$program")"
+  strip -o "$dest/$program" "$build/$program"
+done
+mkdir -p "$dest/share/sparstencil"
+cp "$build/share/sparstencil/stencils.json" "$dest/share/sparstencil/"
+du -sh "$dest"
