@@ -56,6 +56,24 @@ step sp-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$build/
 step demo "$build/examples/heat2d" --n 8192 --steps 200 --png "$out/heat2d.png"
 # Host work per call and iterate's wall time against its device time (docs/BENCHMARKS.md).
 step calls "$build/perf_tests/sparstencil_bench_calls"
+# Grids decomposed over MPI ranks (docs/DISTRIBUTED.md): two ranks sharing the GPU, the MPI
+# tests (bit for bit against one domain), under memcheck too, and the overlap benchmark.
+if [ -x "$build/unit_tests/mpi/sparstencil_mpi_tests" ] && command -v mpirun > /dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  step mpi mpirun -np 2 "$build/unit_tests/mpi/sparstencil_mpi_tests"
+  step mpi-memcheck mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
+    "$build/unit_tests/mpi/sparstencil_mpi_tests" --gtest_filter='Distributed.TwoDimensions*:Distributed.Explain*'
+  step mpi-racecheck mpirun -np 2 compute-sanitizer --tool racecheck --error-exitcode 3 \
+    "$build/unit_tests/mpi/sparstencil_mpi_tests" --gtest_filter='Distributed.Explain*'
+  step dist-check mpirun -np 2 "$build/perf_tests/sparstencil_bench_distributed" --n 8192 --steps 50 --fusion 1 --check
+  step dist-check4 mpirun -np 2 "$build/perf_tests/sparstencil_bench_distributed" --n 8192 --steps 50 --fusion 4 --check
+  step distributed mpirun -np 2 "$build/perf_tests/sparstencil_bench_distributed" --n 8192 --steps 200 --fusion 1
+  step distributed4 mpirun -np 2 "$build/perf_tests/sparstencil_bench_distributed" --n 8192 --steps 200 --fusion 4
+  step distributed1 mpirun -np 1 "$build/perf_tests/sparstencil_bench_distributed" --n 8192 --steps 200 --fusion 1
+  step heat-mpi mpirun -np 4 "$build/examples/heat_mpi" --n 4096 --steps 400 --png "$out/heat_mpi.png"
+else
+  echo "== mpi: skipped (no MPI build or no mpirun here)"
+fi
 
 fi
 # The benchmark suite (docs/BENCHMARKS.md): every executor and cuDNN, JSON, report, plots.

@@ -2,7 +2,8 @@
 # The host test suite built with AddressSanitizer and UndefinedBehaviorSanitizer (any
 # finding fails its test), the fuzz targets fuzzed SPARSTENCIL_FUZZ_SECONDS (default 60)
 # each, and its ctest (docs/TESTING.md). Clang with libFuzzer where installed, else GCC
-# and the fuzz driver's random mutations. No CUDA executor, benchmarks or build checks
+# and the fuzz driver's random mutations. No CUDA executor, benchmarks, MPI tests (the MPI
+# library's own allocations at exit would be LeakSanitizer findings) or build checks
 # (compile-fail, install, layering: the normal build runs them). Builds in
 # build-sanitize/ (override with SPARSTENCIL_SANITIZE_BUILD_DIR); arguments go to ctest
 # (for example -R Catalogue).
@@ -20,6 +21,7 @@ done
 cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
       -DSparStencil_ENABLE_CUDA_SPTC=OFF -DSparStencil_ENABLE_PERFTESTS=OFF -DSparStencil_ENABLE_BUILD_TESTS=OFF \
+      -DSparStencil_ENABLE_MPI=OFF \
       -DSparStencil_SANITIZE=address,undefined -DSparStencil_ENABLE_FUZZING=ON \
       -DSparStencil_FUZZ_SECONDS="${SPARSTENCIL_FUZZ_SECONDS:-60}" > "$build.configure.log" 2>&1 \
   || { cat "$build.configure.log"; echo "sanitize: CMake configuration failed" >&2; exit 1; }

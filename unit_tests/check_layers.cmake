@@ -1,6 +1,6 @@
 cmake_minimum_required(VERSION 3.20)
 # The layers of src/ (docs/ARCHITECTURE.md), arrows downward only:
-#   core/model <- core/plan <- backends <- kokkos (the front-end)
+#   core/model <- core/plan <- backends <- kokkos (the front-end) <- mpi
 # Fails naming each file that includes a header of a layer above its own, or (core) a
 # Kokkos, CUDA or HIP header. Run: cmake -DSOURCE_DIR=<repo>/src -P check_layers.cmake
 file(GLOB_RECURSE model_files "${SOURCE_DIR}/core/model/*.hpp" "${SOURCE_DIR}/core/model/*.cpp")
@@ -8,7 +8,8 @@ file(GLOB_RECURSE plan_files "${SOURCE_DIR}/core/plan/*.hpp" "${SOURCE_DIR}/core
 file(GLOB_RECURSE backend_files "${SOURCE_DIR}/backends/*.hpp" "${SOURCE_DIR}/backends/*.cpp"
      "${SOURCE_DIR}/backends/*.cu" "${SOURCE_DIR}/backends/*.cuh")
 file(GLOB_RECURSE frontend_files "${SOURCE_DIR}/kokkos/*.hpp")
-if(NOT model_files OR NOT plan_files OR NOT backend_files OR NOT frontend_files)
+file(GLOB_RECURSE mpi_files "${SOURCE_DIR}/mpi/*.hpp")
+if(NOT model_files OR NOT plan_files OR NOT backend_files OR NOT frontend_files OR NOT mpi_files)
   message(FATAL_ERROR "layers: no sources found under ${SOURCE_DIR}")
 endif()
 function(names_of out)
@@ -23,6 +24,7 @@ names_of(model_names ${model_files})
 names_of(plan_names ${plan_files})
 names_of(backend_names ${backend_files})
 names_of(frontend_names ${frontend_files})
+names_of(mpi_names ${mpi_files})
 # Headers generated for the build: the configuration and the registry's lists (backends).
 list(APPEND backend_names SparStencil_Config.hpp SparStencil_BackendModels.hpp SparStencil_KokkosBackends.hpp)
 
@@ -52,6 +54,8 @@ check("core/plan" "${device_headers}" FILES ${plan_files} ALLOWED ${model_names}
 check("backends" "" FILES ${backend_files} ALLOWED ${model_names} ${plan_names} ${backend_names})
 check("kokkos" "" FILES ${frontend_files}
       ALLOWED ${model_names} ${plan_names} ${backend_names} ${frontend_names})
+check("mpi" "" FILES ${mpi_files}
+      ALLOWED ${model_names} ${plan_names} ${backend_names} ${frontend_names} ${mpi_names})
 if(violations)
   list(JOIN violations "\n  " text)
   message(FATAL_ERROR "layers: includes that run upward or pull a device runtime into core:\n  ${text}")
@@ -60,4 +64,5 @@ list(LENGTH model_files m)
 list(LENGTH plan_files p)
 list(LENGTH backend_files b)
 list(LENGTH frontend_files k)
-message("layers: ok (core/model ${m}, core/plan ${p}, backends ${b}, kokkos ${k} files)")
+list(LENGTH mpi_files i)
+message("layers: ok (core/model ${m}, core/plan ${p}, backends ${b}, kokkos ${k}, mpi ${i} files)")

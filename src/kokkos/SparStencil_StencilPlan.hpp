@@ -188,6 +188,36 @@ class StencilPlan {
     return r;
   }
 
+  /// The steps of each launch iterate(in, out, steps) makes, at most `most_per_launch` a
+  /// launch where that is > 0 (a caller launching them one by one, as distributed plans
+  /// do, replays this list through launch()). Builds the stages they need.
+  std::vector<int> launch_steps(int steps, const InView& in, const OutView& out, int most_per_launch = 0) {
+    if (steps < 0) impl::fail("StencilPlan::launch_steps", "step count ", steps, " is negative");
+    check("StencilPlan::launch_steps", in, out);
+    std::vector<int> counts;
+    if (steps == 0) return counts;
+    for (const StageData* s : schedule(steps, in, out, most_per_launch)) counts.push_back(s->steps);
+    return counts;
+  }
+
+  /// One launch of `steps` steps (fused where the plan fuses that deep) from in to out, on
+  /// the plan's space, without fencing; `steps` must be a count launch_steps gave.
+  template <class In, class Out>
+  void launch(const In& in, const Out& out, int steps) {
+    check_types<In, Out>();
+    const InView& from = in;
+    const OutView& to  = out;
+    const StageData& s = launch_stage("StencilPlan::launch", from, to, steps);
+    const impl::ProfilingRegion region(s.iterate_region);
+    s.launcher->launch(m_space, from, to);
+  }
+
+  /// Plans and builds what launch(in, out, steps) runs, without launching; throws where
+  /// the plan cannot run `steps` steps a launch on these Views.
+  void prepare_launch(const InView& in, const OutView& out, int steps) {
+    (void)launch_stage("StencilPlan::prepare_launch", in, out, steps);
+  }
+
   /// The plan of one step: its backend, its part, every bid (explain()).
   const Plan& plan() const { return m_single->plan; }
   std::string explain() const { return sparstencil::explain(m_single->plan); }
@@ -279,6 +309,17 @@ class StencilPlan {
       }
     }
     impl::check_no_overlap(function, in, out);
+  }
+
+  const StageData& launch_stage(const char* function, const InView& in, const OutView& out, int steps) {
+    check(function, in, out);
+    if (steps < 1) impl::fail(function, "step count ", steps, " must be at least 1");
+    const StageData& s = stage(steps, in, out);
+    if (s.steps != steps) {
+      impl::fail(function, "the ", s.plan.backend, " backend runs at most ", s.steps, " steps a launch here, not ",
+                 steps);
+    }
+    return s;
   }
 
   /// The plan of `depth` steps a launch (the planner's, made once).
@@ -374,8 +415,8 @@ class StencilPlan {
 
   /// The launches of `steps` steps: stages of the fusion depth, then the rest; their count
   /// has the parity of the stages' steps' sum where a split makes that possible.
-  const std::vector<const StageData*>& schedule(int steps, const InView& a, const OutView& b) {
-    const int depth = fusion_for(steps);
+  const std::vector<const StageData*>& schedule(int steps, const InView& a, const OutView& b, int most = 0) {
+    const int depth = most > 0 ? std::min(most, fusion_for(steps)) : fusion_for(steps);
     if (m_schedule.steps == steps && m_schedule.depth == depth) return m_schedule.launches;
     std::vector<const StageData*> launches;
     int left = steps;

@@ -12,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -48,17 +49,7 @@ class GenericExecutor {
 
   GenericExecutor(const ExecSpace& space, const Stencil<D>& stencil)
       : m_stencil(stencil), m_match(match_shape(stencil)) {
-    Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> offsets("sparstencil::offsets", stencil.size(), D);
-    Kokkos::View<Acc*, MemorySpace> weights("sparstencil::weights", stencil.size());
-    auto host_offsets = Kokkos::create_mirror_view(offsets);
-    auto host_weights = Kokkos::create_mirror_view(weights);
-    for (std::size_t t = 0; t < stencil.size(); ++t) {
-      for (int a = 0; a < D; ++a) host_offsets(t, a) = stencil.terms()[t].offset[a];
-      host_weights(t) = static_cast<Acc>(stencil.terms()[t].weight);
-    }
-    Kokkos::deep_copy(space, offsets, host_offsets);
-    Kokkos::deep_copy(space, weights, host_weights);
-    m_terms = {offsets, weights};
+    (void)space;
   }
 
   /// Name of the shape the interior kernel is specialised for ("box r1"), or "any".
@@ -81,7 +72,7 @@ class GenericExecutor {
     if (steps > 1) {
       config.caching      = GenericCaching::scratch;
       const Geometry<D> g = geometry(in, out, config, /*whole grid*/ true);
-      with_shape(g, [&](const auto& shape) {
+      with_shape(space, g, [&](const auto& shape) {
         with_outputs(config, [&](auto v) {
           using Kernel = FusedKernel<T, D, std::decay_t<decltype(shape)>, decltype(v)::value, ExecSpace>;
           interior     = prepared(space, Kernel{nullptr, nullptr, g, shape, steps, boundary});
@@ -95,7 +86,7 @@ class GenericExecutor {
     const Geometry<D> g = geometry(in, out, config, wrap);
     bool empty          = false;
     for (int k = 0; k < D; ++k) empty = empty || g.count[k] <= 0;
-    if (!empty) with_shape(g, [&](const auto& shape) { interior = prepared_interior(space, shape, g, config); });
+    if (!empty) with_shape(space, g, [&](const auto& shape) { interior = prepared_interior(space, shape, g, config); });
     std::function<void(const InView&, const OutView&)> rim;
     if (boundary != Boundary::interior && !wrap) rim = prepared_rim<InView, OutView>(space, out, g, boundary);
     return [interior, rim](const InView& from, const OutView& to) {
@@ -162,14 +153,45 @@ class GenericExecutor {
  private:
   Stencil<D> m_stencil;
   std::optional<ShapeMatch> m_match;
-  RuntimeShape<D, Acc, MemorySpace> m_terms;
+  /// The terms in device memory, by kernel-axis order (terms_for).
+  mutable std::map<std::array<int, D>, RuntimeShape<D, Acc, MemorySpace>> m_terms;
+
+  /// The terms in the order every kernel sums a point's terms: offsets lexicographic along
+  /// the kernel axes `axis` (slowest first), as a FixedShape's loops visit them. So a
+  /// point's sum has the same bits whichever kernel computes it (interior, rim, fused) and
+  /// wherever it lies in its tile: results do not depend on how a grid is cut up
+  /// (docs/DISTRIBUTED.md).
+  const RuntimeShape<D, Acc, MemorySpace>& terms_for(const ExecSpace& space, const Kokkos::Array<int, D>& axis) const {
+    std::array<int, D> key{};
+    for (int k = 0; k < D; ++k) key[k] = axis[k];
+    if (auto it = m_terms.find(key); it != m_terms.end()) return it->second;
+    std::vector<Term<D>> terms = m_stencil.terms();
+    std::stable_sort(terms.begin(), terms.end(), [&](const Term<D>& x, const Term<D>& y) {
+      for (int k = 0; k < D; ++k) {
+        if (x.offset[axis[k]] != y.offset[axis[k]]) return x.offset[axis[k]] < y.offset[axis[k]];
+      }
+      return false;
+    });
+    Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> offsets("sparstencil::offsets", terms.size(), D);
+    Kokkos::View<Acc*, MemorySpace> weights("sparstencil::weights", terms.size());
+    auto host_offsets = Kokkos::create_mirror_view(offsets);
+    auto host_weights = Kokkos::create_mirror_view(weights);
+    for (std::size_t t = 0; t < terms.size(); ++t) {
+      for (int a = 0; a < D; ++a) host_offsets(t, a) = terms[t].offset[a];
+      host_weights(t) = static_cast<Acc>(terms[t].weight);
+    }
+    Kokkos::deep_copy(space, offsets, host_offsets);
+    Kokkos::deep_copy(space, weights, host_weights);
+    space.fence();  // the host copies go out of scope
+    return m_terms.emplace(key, RuntimeShape<D, Acc, MemorySpace>{offsets, weights}).first->second;
+  }
 
   static constexpr bool instantiated(const ShapeMatch& m) { return generic::has_compiled_kernel(D, m); }
 
   /// Calls f with the stencil's FixedShape where generic::compiled_shapes has its shape
   /// (each listed D-dimensional shape instantiated once), else with the run-time shape.
   template <std::size_t I = 0, class F>
-  void with_shape(const Geometry<D>& g, F&& f) const {
+  void with_shape(const ExecSpace& space, const Geometry<D>& g, F&& f) const {
     if constexpr (I < std::size(generic::compiled_shapes)) {
       constexpr generic::CompiledShape shape = generic::compiled_shapes[I];
       if constexpr (shape.dims == D) {
@@ -177,9 +199,9 @@ class GenericExecutor {
           return f(fixed_shape<FixedShape<D, shape.radius, shape.kind, Acc>>(m_stencil, g.axis));
         }
       }
-      return with_shape<I + 1>(g, std::forward<F>(f));
+      return with_shape<I + 1>(space, g, std::forward<F>(f));
     } else {
-      f(m_terms);
+      f(terms_for(space, g.axis));
     }
   }
 
@@ -326,7 +348,7 @@ class GenericExecutor {
     if (slabs.count == 0) return {};
     static_assert(sizeof(Kernel) < max_kernel_bytes, "the rim kernel must fit the launch parameters");
     const RimPolicy<ExecSpace> policy(space, 0, slabs.begin[slabs.count]);
-    const RuntimeShape<D, Acc, MemorySpace> terms = m_terms;
+    const RuntimeShape<D, Acc, MemorySpace> terms = terms_for(space, g.axis);
     return [policy, terms, extent, boundary, slabs](const InView& in, const OutView& out) {
       Kokkos::parallel_for("sparstencil::generic[rim]", policy, Kernel{in, out, terms, extent, boundary, slabs});
     };

@@ -1,0 +1,945 @@
+#pragma once
+/// Stencils on a grid decomposed over MPI ranks (docs/DISTRIBUTED.md):
+///
+///   sparstencil::Domain<2> domain(MPI_COMM_WORLD, {8192, 8192}, Boundary::fixed_rim);
+///   sparstencil::DistributedField<float, 2> a(domain, ghost), b(domain, ghost);
+///   sparstencil::DistributedPlan plan(space, stencil, a, b, options);
+///   plan.iterate(a, b, 1000);   // halos t r wide exchanged every t fused steps
+///   auto image = sparstencil::gather(a);   // the global grid on rank 0
+///
+/// Each rank runs the library's own plans on boxes of its padded block: the interior,
+/// which needs no halo, while the halo is in flight; then the band along each face that
+/// has a neighbour. Results are those of the single-domain run, bit for bit where the
+/// executor's sums do not depend on a point's place in its tile (the generic executor).
+/// Errors found on any rank are thrown on every rank, naming the ranks.
+#include <mpi.h>
+#if defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // MPIX_Query_cuda_support
+#endif
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "SparStencil_Domain.hpp"
+#include "SparStencil_StencilPlan.hpp"
+#include "SparStencil_Views.hpp"
+
+namespace sparstencil {
+namespace impl {
+
+inline void check_mpi(int code, const char* function, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  fail(function, call, " failed: ", std::string(text, static_cast<std::size_t>(length)));
+}
+
+/// Every rank's verdict on a step all ranks take together: where any rank's `local_error`
+/// is not empty, every rank throws one error naming each failing rank and its message.
+inline void agree(MPI_Comm comm, const char* function, const std::string& local_error) {
+  int bad = local_error.empty() ? 0 : 1, any = 0;
+  check_mpi(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm), function, "MPI_Allreduce");
+  if (!any) return;
+  int ranks = 0;
+  MPI_Comm_size(comm, &ranks);
+  const int length = static_cast<int>(local_error.size());
+  std::vector<int> lengths(static_cast<std::size_t>(ranks)), offsets(static_cast<std::size_t>(ranks));
+  check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm), function, "MPI_Allgather");
+  int total = 0;
+  for (int r = 0; r < ranks; ++r) offsets[r] = total, total += lengths[r];
+  std::string all(static_cast<std::size_t>(total), ' ');
+  check_mpi(MPI_Allgatherv(local_error.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+                           comm),
+            function, "MPI_Allgatherv");
+  std::string message;
+  int failing = 0;
+  for (int r = 0; r < ranks; ++r) {
+    if (lengths[r] == 0) continue;
+    if (++failing > 4) continue;  // the first few name the problem
+    message += (message.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " +
+               all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r]));
+  }
+  if (failing > 4) message += "; and " + std::to_string(failing - 4) + " more ranks";
+  fail(function, "failed on ", failing, " of ", ranks, " ranks: ", message);
+}
+
+/// Runs `check` on this rank and agrees with every rank on the outcome (agree()).
+template <class Check>
+void on_every_rank(MPI_Comm comm, const char* function, Check&& check) {
+  std::string error;
+  try {
+    check();
+  } catch (const std::exception& e) {
+    error = e.what();
+    if (error.empty()) error = "an exception without a message";
+  }
+  agree(comm, function, error);
+}
+
+/// Whether this MPI takes CUDA device pointers (OpenMPI's query; others are taken not to).
+inline bool mpi_takes_cuda_pointers() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+/// An MPI type of one T (T's bytes as they are), made once, so counts are elements.
+template <class T>
+MPI_Datatype element_type() {
+  static const MPI_Datatype type = [] {
+    MPI_Datatype t;
+    MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    return t;
+  }();
+  return type;
+}
+
+inline int element_count(const char* function, long count) {
+  if (count > INT_MAX) fail(function, "a message of ", count, " values exceeds MPI's count limit (2^31 - 1)");
+  return static_cast<int>(count);
+}
+
+/// The duration of work launched on an execution space, for timelines: CUDA events on
+/// CUDA (launches return at once), the host's clock elsewhere (they return when done).
+template <class ExecSpace>
+class LaunchTimer {
+ public:
+  LaunchTimer() = default;
+  LaunchTimer(const LaunchTimer&) = delete;
+  LaunchTimer& operator=(const LaunchTimer&) = delete;
+  ~LaunchTimer() {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (m_begin) cudaEventDestroy(m_begin);
+    if (m_end) cudaEventDestroy(m_end);
+#endif
+  }
+  template <class Launch>
+  void time(const ExecSpace& space, Launch&& launch) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+      if (!m_begin) {
+        check(cudaEventCreate(&m_begin), "cudaEventCreate");
+        check(cudaEventCreate(&m_end), "cudaEventCreate");
+      }
+      check(cudaEventRecord(m_begin, space.cuda_stream()), "cudaEventRecord");
+      launch();
+      check(cudaEventRecord(m_end, space.cuda_stream()), "cudaEventRecord");
+      return;
+    }
+#endif
+    (void)space;
+    const auto start = std::chrono::steady_clock::now();
+    launch();
+    m_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  /// The seconds the timed launch took; the space must have been fenced since.
+  double seconds() const {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, m_begin, m_end), "cudaEventElapsedTime");
+      return ms * 1e-3;
+    }
+#endif
+    return m_seconds;
+  }
+
+ private:
+#if defined(KOKKOS_ENABLE_CUDA)
+  static void check(cudaError_t status, const char* call) {
+    if (status != cudaSuccess) fail("DistributedPlan", call, " failed: ", cudaGetErrorString(status));
+  }
+  cudaEvent_t m_begin = nullptr, m_end = nullptr;
+#endif
+  double m_seconds = 0;
+};
+
+}  // namespace impl
+
+/// A grid of `extent` points decomposed into blocks over the ranks of an MPI communicator,
+/// as a Cartesian topology: the boundary's periodicity joins the ends of every axis. Copies
+/// share the communicator, which is freed with the last copy (before MPI_Finalize).
+template <int D>
+class Domain {
+  static_assert(D >= 1 && D <= 3, "sparstencil: a Domain has 1, 2 or 3 axes");
+
+ public:
+  /// Decomposes over the ranks of `comm`: `ranks_per_axis` entries > 0 are kept, zeros are
+  /// chosen (process_grid). A communicator with a Cartesian topology of D axes is taken as
+  /// it is (its counts and periodicity must agree with the arguments). Collective: every
+  /// rank must pass the same arguments, and any mismatch is an error on every rank.
+  Domain(MPI_Comm comm, const std::array<long, D>& extent, Boundary boundary,
+         const std::array<int, D>& ranks_per_axis = {})
+      : m_state(std::make_shared<State>()) {
+    const char* function = "Domain";
+    State& s             = *m_state;
+    s.extent             = extent;
+    s.boundary           = boundary;
+    int rank = 0, size = 0;
+    impl::check_mpi(MPI_Comm_rank(comm, &rank), function, "MPI_Comm_rank");
+    impl::check_mpi(MPI_Comm_size(comm, &size), function, "MPI_Comm_size");
+    // The same arguments on every rank.
+    std::vector<long> mine;
+    for (long e : extent) mine.push_back(e);
+    mine.push_back(static_cast<long>(boundary));
+    for (int p : ranks_per_axis) mine.push_back(p);
+    std::vector<long> all(mine.size() * static_cast<std::size_t>(size));
+    impl::check_mpi(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_LONG, all.data(),
+                                  static_cast<int>(mine.size()), MPI_LONG, comm),
+                    function, "MPI_Allgather");
+    impl::on_every_rank(comm, function, [&] {
+      const std::vector<long> first(all.begin(), all.begin() + static_cast<long>(mine.size()));
+      if (first != mine) {
+        impl::fail(function, "this rank asks for a grid of ", impl::tuple_string(extent), ", boundary ",
+                   to_string(boundary), ", ranks per axis ", impl::tuple_string(ranks_per_axis),
+                   " where rank 0 asks for ", impl::tuple_string(std::vector<long>(first.begin(), first.begin() + D)),
+                   ", boundary ", to_string(static_cast<Boundary>(first[D])), ", ranks per axis ",
+                   impl::tuple_string(std::vector<long>(first.begin() + D + 1, first.end())),
+                   ": every rank must pass the same decomposition");
+      }
+      for (int a = 0; a < D; ++a) {
+        if (extent[a] < 1) impl::fail(function, "extent ", impl::tuple_string(extent), " has an empty axis");
+      }
+    });
+    int topology = MPI_UNDEFINED;
+    impl::check_mpi(MPI_Topo_test(comm, &topology), function, "MPI_Topo_test");
+    const bool periodic = boundary == Boundary::periodic;
+    if (topology == MPI_CART) {
+      int ndims = 0;
+      impl::check_mpi(MPI_Cartdim_get(comm, &ndims), function, "MPI_Cartdim_get");
+      std::array<int, 3> dims{}, periods{}, coords{};
+      impl::on_every_rank(comm, function, [&] {
+        if (ndims != D) impl::fail(function, "the communicator's Cartesian topology has ", ndims, " axes, the grid ", D);
+        impl::check_mpi(MPI_Cart_get(comm, D, dims.data(), periods.data(), coords.data()), function, "MPI_Cart_get");
+        for (int a = 0; a < D; ++a) {
+          if ((periods[a] != 0) != periodic) {
+            impl::fail(function, "the communicator's topology is ", periods[a] ? "" : "not ", "periodic along axis ", a,
+                       " but the boundary is ", to_string(boundary));
+          }
+          if (ranks_per_axis[a] > 0 && ranks_per_axis[a] != dims[a]) {
+            impl::fail(function, "ranks per axis ", impl::tuple_string(ranks_per_axis),
+                       " differ from the communicator's topology");
+          }
+          s.dims[a] = dims[a];
+        }
+      });
+      impl::check_mpi(MPI_Comm_dup(comm, &s.comm), function, "MPI_Comm_dup");
+    } else {
+      impl::on_every_rank(comm, function, [&] {
+        const std::vector<int> dims = process_grid(size, std::vector<long>(extent.begin(), extent.end()),
+                                                   std::vector<int>(ranks_per_axis.begin(), ranks_per_axis.end()));
+        for (int a = 0; a < D; ++a) s.dims[a] = dims[a];
+      });
+      std::array<int, D> periods{};
+      for (int a = 0; a < D; ++a) periods[a] = periodic ? 1 : 0;
+      impl::check_mpi(MPI_Cart_create(comm, D, s.dims.data(), periods.data(), 0, &s.comm), function,
+                      "MPI_Cart_create");
+    }
+    impl::check_mpi(MPI_Comm_rank(s.comm, &s.rank), function, "MPI_Comm_rank");
+    impl::check_mpi(MPI_Comm_size(s.comm, &s.size), function, "MPI_Comm_size");
+    s.coords = coords_of(s.rank);
+    impl::on_every_rank(s.comm, function, [&] {
+      for (int a = 0; a < D; ++a) {
+        if (s.extent[a] < s.dims[a]) {
+          impl::fail(function, "axis ", a, " of ", s.extent[a], " points cannot make ", s.dims[a], " blocks");
+        }
+      }
+    });
+  }
+
+  MPI_Comm comm() const { return m_state->comm; }
+  int rank() const { return m_state->rank; }
+  int ranks() const { return m_state->size; }
+  Boundary boundary() const { return m_state->boundary; }
+  const std::array<long, D>& extent() const { return m_state->extent; }
+  /// Ranks along each axis.
+  const std::array<int, D>& ranks_per_axis() const { return m_state->dims; }
+  const std::array<int, D>& coords() const { return m_state->coords; }
+
+  std::array<int, D> coords_of(int rank) const {
+    std::array<int, D> c{};
+    impl::check_mpi(MPI_Cart_coords(m_state->comm, rank, D, c.data()), "Domain", "MPI_Cart_coords");
+    return c;
+  }
+  /// The block of `rank` (this rank's by default) along `axis`.
+  BlockRange block(int axis) const { return block_range(m_state->extent[axis], m_state->dims[axis], m_state->coords[axis]); }
+  BlockRange block_of(int rank, int axis) const {
+    return block_range(m_state->extent[axis], m_state->dims[axis], coords_of(rank)[axis]);
+  }
+  /// The smallest block any rank holds along `axis`.
+  long smallest_block(int axis) const { return m_state->extent[axis] / m_state->dims[axis]; }
+
+  /// The rank in `direction` (entries -1, 0, 1 for the first D axes), or MPI_PROC_NULL past
+  /// a global edge that is not periodic.
+  int neighbour(const std::array<int, 3>& direction) const {
+    std::array<int, D> c = m_state->coords;
+    for (int a = 0; a < D; ++a) {
+      c[a] += direction[a];
+      if (c[a] < 0 || c[a] >= m_state->dims[a]) {
+        if (m_state->boundary != Boundary::periodic) return MPI_PROC_NULL;
+        c[a] = (c[a] + m_state->dims[a]) % m_state->dims[a];
+      }
+    }
+    int r = MPI_PROC_NULL;
+    impl::check_mpi(MPI_Cart_rank(m_state->comm, c.data(), &r), "Domain", "MPI_Cart_rank");
+    return r;
+  }
+  /// Whether this block has a neighbour (a rank, maybe itself) on `side` (-1, +1) of `axis`.
+  bool has_neighbour(int axis, int side) const {
+    std::array<int, 3> d{};
+    d[axis] = side;
+    return neighbour(d) != MPI_PROC_NULL;
+  }
+
+  bool same_as(const Domain& other) const { return m_state == other.m_state; }
+
+ private:
+  struct State {
+    MPI_Comm comm = MPI_COMM_NULL;
+    int rank = 0, size = 1;
+    std::array<long, D> extent{};
+    std::array<int, D> dims{}, coords{};
+    Boundary boundary = Boundary::periodic;
+    ~State() {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
+    }
+  };
+  std::shared_ptr<State> m_state;
+};
+
+/// One rank's block of a decomposed field in a padded allocation: `ghost_width` points on
+/// each side of every axis for the halo (global edges that are not periodic leave theirs
+/// unused). Views of boxes of it are LayoutStride subviews in the block's coordinates
+/// (0 the block's first owned point, -ghost_width the first ghost).
+template <class T, int D, class Layout = Kokkos::LayoutRight,
+          class MemSpace = Kokkos::DefaultExecutionSpace::memory_space>
+class DistributedField {
+ public:
+  using value_type  = T;
+  using padded_view = GridView<T, D, Layout, MemSpace>;
+  using box_view    = Kokkos::View<typename impl::grid_data<T, D>::type, Kokkos::LayoutStride, MemSpace>;
+  using memory_space = MemSpace;
+  static constexpr int rank = D;
+
+  DistributedField(const Domain<D>& domain, int ghost_width, const std::string& label = "field")
+      : m_domain(domain), m_ghost(ghost_width) {
+    impl::on_every_rank(domain.comm(), "DistributedField", [&] {
+      if (ghost_width < 0) impl::fail("DistributedField", "ghost width ", ghost_width, " is negative");
+    });
+    std::array<int, D> e{};
+    for (int a = 0; a < D; ++a) {
+      const long padded = domain.block(a).size + 2L * ghost_width;
+      if (padded > INT_MAX) impl::fail("DistributedField", "a padded block of ", padded, " points along axis ", a);
+      e[a] = static_cast<int>(padded);
+      m_extent[a] = domain.block(a).size;
+    }
+    m_padded = make_view<padded_view>(label, e);
+  }
+
+  /// A new field shaped like `like` (same domain and ghost width); this rank alone.
+  DistributedField(const DistributedField& like, const std::string& label)
+      : m_domain(like.m_domain), m_ghost(like.m_ghost), m_extent(like.m_extent) {
+    std::array<int, D> e{};
+    for (int a = 0; a < D; ++a) e[a] = static_cast<int>(like.m_padded.extent(a));
+    m_padded = make_view<padded_view>(label, e);
+  }
+  DistributedField(const DistributedField&)            = default;
+  DistributedField& operator=(const DistributedField&) = default;
+
+  const Domain<D>& domain() const { return m_domain; }
+  int ghost_width() const { return m_ghost; }
+  /// This rank's block extents (without ghosts).
+  const std::array<long, D>& extent() const { return m_extent; }
+  const padded_view& padded() const { return m_padded; }
+  /// Points [lo, hi) of the block's coordinates (from -ghost_width to extent + ghost_width).
+  box_view box(const std::array<long, D>& lo, const std::array<long, D>& hi) const {
+    std::array<std::pair<long, long>, D> r;
+    for (int a = 0; a < D; ++a) {
+      if (lo[a] < -m_ghost || hi[a] > m_extent[a] + m_ghost || lo[a] > hi[a]) {
+        impl::fail("DistributedField::box", "box ", impl::tuple_string(lo), " to ", impl::tuple_string(hi),
+                   " leaves the padded block (", -m_ghost, " to ", impl::tuple_string(m_extent), " + ", m_ghost, ")");
+      }
+      r[a] = {lo[a] + m_ghost, hi[a] + m_ghost};
+    }
+    if constexpr (D == 1) {
+      return Kokkos::subview(m_padded, r[0]);
+    } else if constexpr (D == 2) {
+      return Kokkos::subview(m_padded, r[0], r[1]);
+    } else {
+      return Kokkos::subview(m_padded, r[0], r[1], r[2]);
+    }
+  }
+  /// The points this rank owns.
+  box_view owned() const { return box({}, m_extent); }
+
+ private:
+  Domain<D> m_domain;
+  int m_ghost = 0;
+  std::array<long, D> m_extent{};
+  padded_view m_padded;
+};
+
+namespace impl {
+/// A block's points in a contiguous host View (LayoutRight) and back.
+template <class Field>
+auto owned_on_host(const Field& f) {
+  constexpr int D = Field::rank;
+  using Host      = GridView<typename Field::value_type, D, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  std::array<int, D> e{};
+  for (int a = 0; a < D; ++a) e[a] = static_cast<int>(f.extent()[a]);
+  Host host = make_view<Host>("owned", e);
+  auto mirror = Kokkos::create_mirror_view(f.padded());
+  Kokkos::deep_copy(mirror, f.padded());
+  const int g = f.ghost_width();
+  if constexpr (D == 1) {
+    Kokkos::deep_copy(host, Kokkos::subview(mirror, std::pair<int, int>(g, g + e[0])));
+  } else if constexpr (D == 2) {
+    Kokkos::deep_copy(host, Kokkos::subview(mirror, std::pair<int, int>(g, g + e[0]), std::pair<int, int>(g, g + e[1])));
+  } else {
+    Kokkos::deep_copy(host, Kokkos::subview(mirror, std::pair<int, int>(g, g + e[0]), std::pair<int, int>(g, g + e[1]),
+                                            std::pair<int, int>(g, g + e[2])));
+  }
+  return host;
+}
+
+/// `block` (global coordinates from `begin`) of `global`, as a subview.
+template <class View, int D>
+auto global_part(const View& global, const std::array<long, D>& begin, const std::array<long, D>& size) {
+  auto r = [&](int a) { return std::pair<long, long>(begin[a], begin[a] + size[a]); };
+  if constexpr (D == 1) {
+    return Kokkos::subview(global, r(0));
+  } else if constexpr (D == 2) {
+    return Kokkos::subview(global, r(0), r(1));
+  } else {
+    return Kokkos::subview(global, r(0), r(1), r(2));
+  }
+}
+}  // namespace impl
+
+/// The whole grid on `root` (a host View of the global extents; an empty View on the other
+/// ranks). Collective.
+template <class Field>
+GridView<typename Field::value_type, Field::rank, Kokkos::LayoutRight, Kokkos::HostSpace> gather(const Field& f,
+                                                                                                 int root = 0) {
+  using T         = typename Field::value_type;
+  constexpr int D = Field::rank;
+  using Global    = GridView<T, D, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  const Domain<D>& domain = f.domain();
+  const MPI_Comm comm     = domain.comm();
+  const auto mine         = impl::owned_on_host(f);
+  const int ranks         = domain.ranks();
+  std::vector<int> counts(static_cast<std::size_t>(ranks)), offsets(static_cast<std::size_t>(ranks));
+  long total = 0;
+  for (int r = 0; r < ranks; ++r) {
+    long n = 1;
+    for (int a = 0; a < D; ++a) n *= domain.block_of(r, a).size;
+    counts[r]  = impl::element_count("gather", n);
+    offsets[r] = impl::element_count("gather", total);
+    total += n;
+  }
+  std::vector<T> all(domain.rank() == root ? static_cast<std::size_t>(total) : 0);
+  impl::check_mpi(MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), impl::element_type<T>(), all.data(),
+                              counts.data(), offsets.data(), impl::element_type<T>(), root, comm),
+                  "gather", "MPI_Gatherv");
+  if (domain.rank() != root) return Global();
+  std::array<int, D> e{};
+  for (int a = 0; a < D; ++a) e[a] = static_cast<int>(domain.extent()[a]);
+  Global global = make_view<Global>("gathered", e);
+  for (int r = 0; r < ranks; ++r) {
+    std::array<long, D> begin{}, size{};
+    std::array<int, D> s{};
+    for (int a = 0; a < D; ++a) {
+      begin[a] = domain.block_of(r, a).begin, size[a] = domain.block_of(r, a).size;
+      s[a] = static_cast<int>(size[a]);
+    }
+    using Block = Kokkos::View<typename impl::grid_data<T, D>::type, Kokkos::LayoutRight, Kokkos::HostSpace,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    Block block;
+    if constexpr (D == 1) block = Block(all.data() + offsets[r], s[0]);
+    if constexpr (D == 2) block = Block(all.data() + offsets[r], s[0], s[1]);
+    if constexpr (D == 3) block = Block(all.data() + offsets[r], s[0], s[1], s[2]);
+    Kokkos::deep_copy(impl::global_part<Global, D>(global, begin, size), block);
+  }
+  return global;
+}
+
+/// Sets each rank's owned points from `global`, a host View of the global extents read on
+/// every rank (each copies its own block; no messages). Ghosts are left as they were.
+template <class Field, class GlobalView>
+void scatter(const GlobalView& global, Field& f) {
+  constexpr int D = Field::rank;
+  const Domain<D>& domain = f.domain();
+  impl::on_every_rank(domain.comm(), "scatter", [&] {
+    for (int a = 0; a < D; ++a) {
+      if (static_cast<long>(global.extent(a)) != domain.extent()[a]) {
+        impl::fail("scatter", "a global View of extents ", impl::extents_string(global), " for a grid of ",
+                   impl::tuple_string(domain.extent()));
+      }
+    }
+  });
+  std::array<long, D> begin{}, size{};
+  for (int a = 0; a < D; ++a) begin[a] = domain.block(a).begin, size[a] = domain.block(a).size;
+  auto part   = impl::global_part<GlobalView, D>(global, begin, size);
+  auto mirror = Kokkos::create_mirror_view(f.padded());
+  Kokkos::deep_copy(mirror, f.padded());
+  const int g = f.ghost_width();
+  auto r      = [&](int a) { return std::pair<long, long>(g, g + size[a]); };
+  if constexpr (D == 1) Kokkos::deep_copy(Kokkos::subview(mirror, r(0)), part);
+  if constexpr (D == 2) Kokkos::deep_copy(Kokkos::subview(mirror, r(0), r(1)), part);
+  if constexpr (D == 3) Kokkos::deep_copy(Kokkos::subview(mirror, r(0), r(1), r(2)), part);
+  Kokkos::deep_copy(f.padded(), mirror);
+}
+
+/// How a distributed plan exchanges and what it records.
+struct DistributedOptions {
+  Interconnect link;     ///< for explain()'s model
+  bool overlap = true;   ///< compute the interior while the halo is in flight
+  /// Keep a timeline of each launch (DistributedPlan::timeline()).
+  bool record_timeline = false;
+};
+
+/// One launch as it ran, in seconds from the launch's start: the exchange (packing to the
+/// last ghost written) and the interior's computation.
+struct LaunchTimeline {
+  double exchange_begin = 0, exchange_end = 0;
+  double inner_begin = 0, inner_end = 0;  ///< both 0 where the launch did not overlap
+  /// The share of the exchange during which the interior computed.
+  double hidden_fraction() const {
+    const double span = exchange_end - exchange_begin;
+    if (span <= 0) return 1;
+    const double both = std::min(exchange_end, inner_end) - std::max(exchange_begin, inner_begin);
+    return std::max(0.0, both) / span;
+  }
+};
+
+/// A stencil plan over a decomposed field: the library's plans on boxes of each rank's
+/// block, with the halo exchange between launches. Collective: every rank makes it with the
+/// same stencil and options and calls iterate with the same step count.
+template <class ExecSpace, class Field>
+class DistributedPlan {
+ public:
+  using T         = typename Field::value_type;
+  static constexpr int D = Field::rank;
+  using Box       = typename Field::box_view;
+  using LocalPlan = StencilPlan<ExecSpace, Box, Box>;
+
+  /// Plans `stencil` from fields like `a` to fields like `b` under the domain's boundary
+  /// (Options::boundary must equal it). Options::fusion caps the steps a launch, and so the
+  /// halo: t r_a along each axis, which the fields' ghost width must hold.
+  DistributedPlan(const ExecSpace& space, const Stencil<D>& stencil, const Field& a, const Field& b,
+                  const Options& options = {}, const DistributedOptions& distributed = {})
+      : m_space(space), m_exchange_space(space), m_stencil(stencil), m_options(options), m_distributed(distributed),
+        m_domain(a.domain()) {
+    const char* function = "DistributedPlan";
+    impl::on_every_rank(m_domain.comm(), function, [&] {
+      if (!b.domain().same_as(m_domain)) impl::fail(function, "the two fields belong to different domains");
+      if (a.ghost_width() != b.ghost_width()) {
+        impl::fail(function, "the fields' ghost widths differ: ", a.ghost_width(), " and ", b.ghost_width());
+      }
+      if (options.boundary != m_domain.boundary()) {
+        impl::fail(function, "Options::boundary is ", to_string(options.boundary), " but the domain's is ",
+                   to_string(m_domain.boundary()), ": the domain's boundary applies at its global edges");
+      }
+      if (options.fusion < 0) impl::fail(function, "fusion ", options.fusion, " must be 0 (automatic) or >= 1");
+      m_deepest = INT_MAX;
+      for (int a_ = 0; a_ < D; ++a_) {
+        const int r = stencil.radius()[a_];
+        if (r == 0) continue;
+        const long room = std::min<long>(a.ghost_width(), m_domain.smallest_block(a_));
+        if (room < r) {
+          impl::fail(function, "ghost width ", a.ghost_width(), " and smallest block ", m_domain.smallest_block(a_),
+                     " along axis ", a_, " must both hold the stencil's radius ", r, " (a halo of one step)");
+        }
+        m_deepest = std::min<long>(m_deepest, room / r);
+      }
+      if (m_deepest == INT_MAX) m_deepest = 8;  // no axis needs a halo
+      if (options.fusion > 0) m_deepest = std::min(m_deepest, options.fusion);
+    });
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 40000
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+      m_exchange_space = Kokkos::Experimental::partition_space(space, 1)[0];
+    }
+#endif
+    m_staged = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Field::memory_space>::accessible &&
+               !impl::mpi_takes_cuda_pointers();
+    m_ghost = a.ghost_width();
+  }
+
+  /// `steps` steps ping-ponging between a and b (StencilPlan::iterate's contract, fields
+  /// swapped when the launch count is odd); halos exchanged before each launch. Returns when
+  /// the steps are done.
+  RunReport iterate(Field& a, Field& b, int steps) {
+    const char* function = "DistributedPlan::iterate";
+    const MPI_Comm comm  = m_domain.comm();
+    int low = steps, high = steps;
+    impl::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_INT, MPI_MIN, comm), function, "MPI_Allreduce");
+    impl::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &high, 1, MPI_INT, MPI_MAX, comm), function, "MPI_Allreduce");
+    impl::on_every_rank(comm, function, [&] {
+      if (low != high) impl::fail(function, "the ranks ask for different step counts (", low, " to ", high, ")");
+      if (steps < 0) impl::fail(function, "step count ", steps, " is negative");
+      check_fields(function, a, b);
+    });
+    RunReport report;
+    if (steps == 0) return report;
+    // The launches, as rank 0's plan of its widest box schedules them.
+    std::vector<int> launches;
+    impl::on_every_rank(comm, function, [&] {
+      if (m_domain.rank() == 0) {
+        Setup& widest = setup(m_deepest, a, b);
+        launches      = widest.full->launch_steps(steps, widest.region(a, widest.computed), widest.region(b, widest.computed),
+                                                  m_deepest);
+      }
+    });
+    int count = static_cast<int>(launches.size());
+    impl::check_mpi(MPI_Bcast(&count, 1, MPI_INT, 0, comm), function, "MPI_Bcast");
+    launches.resize(static_cast<std::size_t>(count));
+    impl::check_mpi(MPI_Bcast(launches.data(), count, MPI_INT, 0, comm), function, "MPI_Bcast");
+    const int depth = *std::max_element(launches.begin(), launches.end());
+    Setup* s        = nullptr;
+    impl::on_every_rank(comm, function, [&] {
+      s = &setup(depth, a, b);
+      prepare(*s, a, b, launches);
+    });
+    m_timeline.clear();
+    for (int n : launches) {
+      launch(*s, a, b, n);
+      std::swap(a, b);
+    }
+    report                  = s->full->report();
+    report.steps            = steps;
+    report.steps_per_launch = depth;
+    m_last_depth            = depth;
+    return report;
+  }
+
+  /// One step from `in` to `out` (in's halo is exchanged, so in is written).
+  RunReport apply(Field& in, Field& out) {
+    Field a = in, b = out;
+    RunReport r = iterate(a, b, 1);
+    return r;
+  }
+
+  /// This rank's plan of its block, the decomposition, the exchange's model and whether the
+  /// exchange hides behind the interior.
+  std::string explain() {
+    const int depth = m_last_depth > 0 ? m_last_depth : 1;
+    auto it         = m_setups.find(depth);
+    if (it == m_setups.end()) {
+      return "sparstencil::DistributedPlan: nothing planned yet (explain() follows the first iterate or apply)\n";
+    }
+    const Setup& s = *it->second;
+    std::vector<int> ranks(m_domain.ranks_per_axis().begin(), m_domain.ranks_per_axis().end());
+    std::vector<long> global(m_domain.extent().begin(), m_domain.extent().end());
+    std::vector<long> block;
+    std::vector<int> halo;
+    for (int a = 0; a < D; ++a) block.push_back(m_domain.block(a).size), halo.push_back(s.halo[a]);
+    long points = 1, inner_points = 1;
+    for (int a = 0; a < D; ++a) {
+      points *= m_domain.block(a).size;
+      inner_points *= std::max<long>(0, s.inner_exact_hi[a] - s.inner_exact_lo[a]);
+    }
+    const DistributedPrediction p =
+        predict_distributed(s.full->plan().predicted.seconds * depth,
+                            s.inner ? static_cast<double>(inner_points) / static_cast<double>(points) : 0.0,
+                            s.estimate, s.inner != nullptr);
+    return s.full->explain() + explain_distributed(ranks, global, block, halo, depth, m_distributed.link, s.estimate, p);
+  }
+
+  /// The launches of the last iterate, where DistributedOptions::record_timeline is set.
+  const std::vector<LaunchTimeline>& timeline() const { return m_timeline; }
+  const Domain<D>& domain() const { return m_domain; }
+
+ private:
+  using Coords = std::array<long, D>;
+  struct Message {
+    int peer = MPI_PROC_NULL, tag = 0;
+    Coords lo{}, hi{};  ///< the box sent (owned points) or received into (ghosts)
+    Kokkos::View<T*, typename Field::memory_space> device;
+    typename Kokkos::View<T*, typename Field::memory_space>::HostMirror host;
+  };
+  struct Band {
+    Coords lo{}, hi{};                ///< the points it writes
+    Coords region_lo{}, region_hi{};  ///< the box it reads
+    std::unique_ptr<LocalPlan> plan;
+  };
+  /// The boxes, plans and buffers of launches of up to `depth` steps.
+  struct Setup {
+    int depth = 1;
+    std::array<int, D> halo{};
+    Coords computed_lo{}, computed_hi{};  ///< the block and the halo on sides with a neighbour
+    Coords inner_exact_lo{}, inner_exact_hi{};
+    std::pair<Coords, Coords> computed;
+    std::unique_ptr<LocalPlan> full;   ///< the computed box in one launch
+    std::unique_ptr<LocalPlan> inner;  ///< the block alone (null: no overlap)
+    std::vector<Band> bands;
+    std::vector<Message> sends, receives;
+    std::unique_ptr<Field> scratch;  ///< the bands' output
+    ExchangeEstimate estimate;
+    Box region(const Field& f, const std::pair<Coords, Coords>& box) const { return f.box(box.first, box.second); }
+  };
+
+  ExecSpace m_space, m_exchange_space;
+  Stencil<D> m_stencil;
+  Options m_options;
+  DistributedOptions m_distributed;
+  Domain<D> m_domain;
+  int m_deepest    = 1;
+  int m_ghost      = 0;
+  int m_last_depth = 0;
+  bool m_staged    = false;
+  std::map<int, std::unique_ptr<Setup>> m_setups;
+  std::vector<LaunchTimeline> m_timeline;
+  impl::LaunchTimer<ExecSpace> m_inner_timer;
+
+  void check_fields(const char* function, const Field& a, const Field& b) const {
+    for (const Field* f : {&a, &b}) {
+      if (!f->domain().same_as(m_domain)) impl::fail(function, "a field of another domain than the plan's");
+      if (f->ghost_width() != m_ghost) {
+        impl::fail(function, "a field of ghost width ", f->ghost_width(), " for a plan made for ", m_ghost);
+      }
+    }
+    if (a.padded().data() == b.padded().data()) impl::fail(function, "a and b are the same field");
+  }
+
+  /// The options of a box's plan: the domain's boundary where the box meets a global edge,
+  /// `interior` on padded sides (their rim holds ghosts, which no owned point's steps read).
+  Options local_options() const {
+    Options o  = m_options;
+    o.boundary = m_domain.boundary() == Boundary::periodic ? Boundary::interior : m_domain.boundary();
+    return o;
+  }
+
+  Setup& setup(int depth, const Field& a, const Field& b) {
+    if (auto it = m_setups.find(depth); it != m_setups.end()) return *it->second;
+    auto s   = std::make_unique<Setup>();
+    s->depth = depth;
+    Coords n{};
+    for (int k = 0; k < D; ++k) {
+      n[k]       = m_domain.block(k).size;
+      s->halo[k] = depth * m_stencil.radius()[k];
+      const bool low = m_domain.has_neighbour(k, -1), high = m_domain.has_neighbour(k, +1);
+      s->computed_lo[k]    = low ? -s->halo[k] : 0;
+      s->computed_hi[k]    = n[k] + (high ? s->halo[k] : 0);
+      s->inner_exact_lo[k] = low ? s->halo[k] : 0;
+      s->inner_exact_hi[k] = n[k] - (high ? s->halo[k] : 0);
+    }
+    s->computed = {s->computed_lo, s->computed_hi};
+    const Options local = local_options();
+    s->full = std::make_unique<LocalPlan>(m_space, m_stencil, a.box(s->computed_lo, s->computed_hi),
+                                          b.box(s->computed_lo, s->computed_hi), local);
+    if (m_distributed.overlap) plan_overlap(*s, a, b, n, local);
+    make_messages(*s, n);
+    return *m_setups.emplace(depth, std::move(s)).first->second;
+  }
+
+  /// The interior box (the block, exact away from its padded sides) and the bands that
+  /// cover the rest: along axis k, a band `halo` wide at each side with a neighbour,
+  /// spanning the interior's range on earlier axes and the block on later ones. Each band
+  /// reads its points widened by the halo (inside the computed box) and writes a scratch
+  /// field, whose band points are then copied out. No overlap where a box is too small
+  /// for its plan.
+  void plan_overlap(Setup& s, const Field& a, const Field& b, const Coords& n, const Options& local) {
+    for (int k = 0; k < D; ++k) {
+      if (s.inner_exact_hi[k] <= s.inner_exact_lo[k]) return;  // no interior away from the halo
+    }
+    try {
+      s.scratch = std::make_unique<Field>(a, "sparstencil band scratch");
+      std::vector<Band> bands;
+      for (int k = 0; k < D; ++k) {
+        for (int side : {-1, +1}) {
+          if (!m_domain.has_neighbour(k, side) || s.halo[k] == 0) continue;
+          Band band;
+          for (int j = 0; j < D; ++j) {
+            if (j < k) band.lo[j] = s.inner_exact_lo[j], band.hi[j] = s.inner_exact_hi[j];
+            if (j > k) band.lo[j] = 0, band.hi[j] = n[j];
+          }
+          band.lo[k] = side < 0 ? 0 : n[k] - s.halo[k];
+          band.hi[k] = side < 0 ? s.halo[k] : n[k];
+          // The global rim is the interior box's (under its boundary rule: interior leaves
+          // it as `out` held it); the bands' scratch holds nothing there.
+          bool empty = false;
+          for (int j = 0; j < D; ++j) {
+            const int r = m_stencil.radius()[j];
+            if (!m_domain.has_neighbour(j, -1)) band.lo[j] = std::max<long>(band.lo[j], r);
+            if (!m_domain.has_neighbour(j, +1)) band.hi[j] = std::min<long>(band.hi[j], n[j] - r);
+            empty = empty || band.hi[j] <= band.lo[j];
+          }
+          if (empty) continue;
+          for (int j = 0; j < D; ++j) {
+            band.region_lo[j] = std::max(band.lo[j] - s.halo[j], s.computed_lo[j]);
+            band.region_hi[j] = std::min(band.hi[j] + s.halo[j], s.computed_hi[j]);
+          }
+          band.plan = std::make_unique<LocalPlan>(m_exchange_space, m_stencil, a.box(band.region_lo, band.region_hi),
+                                                  s.scratch->box(band.region_lo, band.region_hi), local);
+          bands.push_back(std::move(band));
+        }
+      }
+      s.inner = std::make_unique<LocalPlan>(m_space, m_stencil, a.owned(), b.owned(), local);
+      s.bands = std::move(bands);
+    } catch (const std::runtime_error&) {  // a box too small for a plan: launch the whole box after the exchange
+      s.inner.reset();
+      s.bands.clear();
+      s.scratch.reset();
+    }
+  }
+
+  /// Builds every launch the schedule makes (planning may throw on one rank only: here,
+  /// where every rank agrees on the outcome). A box of the overlap that cannot run them
+  /// turns the overlap off on this rank.
+  void prepare(Setup& s, const Field& a, const Field& b, const std::vector<int>& launches) {
+    std::vector<int> counts = launches;
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    for (int n : counts) s.full->prepare_launch(a.box(s.computed_lo, s.computed_hi), b.box(s.computed_lo, s.computed_hi), n);
+    if (!s.inner) return;
+    try {
+      for (int n : counts) {
+        s.inner->prepare_launch(a.owned(), b.owned(), n);
+        for (Band& band : s.bands) {
+          band.plan->prepare_launch(a.box(band.region_lo, band.region_hi),
+                                    s.scratch->box(band.region_lo, band.region_hi), n);
+        }
+      }
+    } catch (const std::runtime_error&) {
+      s.inner.reset();
+      s.bands.clear();
+      s.scratch.reset();
+    }
+  }
+
+  void make_messages(Setup& s, const Coords& n) {
+    const auto directions = neighbour_directions(D);
+    long bytes            = 0;
+    for (std::size_t d = 0; d < directions.size(); ++d) {
+      const std::array<int, 3>& o = directions[d];
+      std::array<int, 3> back{};
+      for (int k = 0; k < 3; ++k) back[k] = -o[k];
+      Message send, receive;
+      long volume = 1;
+      for (int k = 0; k < D; ++k) {
+        // Sent toward o: the owned points on that side. Received from o: the ghosts there.
+        send.lo[k]    = o[k] < 0 ? 0 : o[k] > 0 ? n[k] - s.halo[k] : 0;
+        send.hi[k]    = o[k] < 0 ? s.halo[k] : n[k];
+        receive.lo[k] = o[k] < 0 ? -s.halo[k] : o[k] > 0 ? n[k] : 0;
+        receive.hi[k] = o[k] < 0 ? 0 : o[k] > 0 ? n[k] + s.halo[k] : n[k];
+        volume *= send.hi[k] - send.lo[k];
+      }
+      if (volume == 0) continue;
+      send.peer    = m_domain.neighbour(o);
+      receive.peer = send.peer;
+      if (send.peer == MPI_PROC_NULL) continue;
+      // A message carries its sender's direction: received from o, it was sent toward -o.
+      send.tag    = static_cast<int>(d);
+      receive.tag = static_cast<int>(std::find(directions.begin(), directions.end(), back) - directions.begin());
+      (void)impl::element_count("DistributedPlan", volume);
+      send.device    = Kokkos::View<T*, typename Field::memory_space>("sparstencil halo send", volume);
+      receive.device = Kokkos::View<T*, typename Field::memory_space>("sparstencil halo receive", volume);
+      if (m_staged) {
+        send.host    = Kokkos::create_mirror(send.device);
+        receive.host = Kokkos::create_mirror(receive.device);
+      }
+      bytes += volume * static_cast<long>(sizeof(T));
+      s.sends.push_back(std::move(send));
+      s.receives.push_back(std::move(receive));
+    }
+    Interconnect link = m_distributed.link;
+    if (!m_staged) link.staging_GBps = 0;
+    s.estimate = exchange_estimate(bytes, static_cast<int>(s.sends.size()), link);
+  }
+
+  /// A box of `f` as a contiguous View over a message's buffer (LayoutRight), to copy into.
+  template <class Buffer>
+  static auto as_box(const Buffer& buffer, const Coords& lo, const Coords& hi) {
+    using Packed = Kokkos::View<typename impl::grid_data<T, D>::type, Kokkos::LayoutRight,
+                                typename Buffer::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    if constexpr (D == 1) return Packed(buffer.data(), hi[0] - lo[0]);
+    if constexpr (D == 2) return Packed(buffer.data(), hi[0] - lo[0], hi[1] - lo[1]);
+    if constexpr (D == 3) return Packed(buffer.data(), hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
+  }
+
+  static double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  /// One launch of `steps` steps from a to b: the exchange of a's halo, the interior while
+  /// it is in flight, then the bands (or, without overlap, the computed box after it).
+  void launch(Setup& s, Field& a, Field& b, int steps) {
+    const char* function = "DistributedPlan::iterate";
+    const MPI_Comm comm  = m_domain.comm();
+    const auto start     = std::chrono::steady_clock::now();
+    LaunchTimeline time;
+    // The interior first: on a device it runs while the halo is packed and exchanged (on
+    // a host space it returns when done, and the exchange follows it).
+    if (s.inner) {
+      time.inner_begin = seconds_since(start);
+      if (m_distributed.record_timeline) {
+        m_inner_timer.time(m_space, [&] { s.inner->launch(a.owned(), b.owned(), steps); });
+      } else {
+        s.inner->launch(a.owned(), b.owned(), steps);
+      }
+    }
+    std::vector<MPI_Request> requests;
+    for (Message& m : s.receives) {
+      T* data = m_staged ? m.host.data() : m.device.data();
+      requests.emplace_back();
+      impl::check_mpi(MPI_Irecv(data, static_cast<int>(m.device.size()), impl::element_type<T>(), m.peer, m.tag, comm,
+                                &requests.back()),
+                      function, "MPI_Irecv");
+    }
+    time.exchange_begin = seconds_since(start);
+    for (Message& m : s.sends) {
+      Kokkos::deep_copy(m_exchange_space, as_box(m.device, m.lo, m.hi), a.box(m.lo, m.hi));
+      if (m_staged) Kokkos::deep_copy(m_exchange_space, m.host, m.device);
+    }
+    m_exchange_space.fence();
+    for (Message& m : s.sends) {
+      T* data = m_staged ? m.host.data() : m.device.data();
+      requests.emplace_back();
+      impl::check_mpi(MPI_Isend(data, static_cast<int>(m.device.size()), impl::element_type<T>(), m.peer, m.tag, comm,
+                                &requests.back()),
+                      function, "MPI_Isend");
+    }
+    impl::check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), function,
+                    "MPI_Waitall");
+    for (Message& m : s.receives) {
+      if (m_staged) Kokkos::deep_copy(m_exchange_space, m.device, m.host);
+      Kokkos::deep_copy(m_exchange_space, a.box(m.lo, m.hi), as_box(m.device, m.lo, m.hi));
+    }
+    if (m_distributed.record_timeline) m_exchange_space.fence();
+    time.exchange_end = seconds_since(start);
+    if (s.inner) {
+      // Each band's points are copied out before the next band's box, which may overlap
+      // it in the scratch field, is computed; over the interior's inexact points, so after
+      // the interior.
+      m_space.fence();
+      if (m_distributed.record_timeline) time.inner_end = time.inner_begin + m_inner_timer.seconds();
+      for (Band& band : s.bands) {
+        band.plan->launch(a.box(band.region_lo, band.region_hi), s.scratch->box(band.region_lo, band.region_hi), steps);
+        Kokkos::deep_copy(m_exchange_space, b.box(band.lo, band.hi), s.scratch->box(band.lo, band.hi));
+      }
+      m_exchange_space.fence();
+    } else {
+      m_exchange_space.fence();
+      s.full->launch(a.box(s.computed_lo, s.computed_hi), b.box(s.computed_lo, s.computed_hi), steps);
+      m_space.fence();
+    }
+    if (m_distributed.record_timeline) m_timeline.push_back(time);
+  }
+};
+
+}  // namespace sparstencil
