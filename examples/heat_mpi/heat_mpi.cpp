@@ -20,7 +20,7 @@
 namespace {
 
 struct Arguments {
-  int n = 512, steps = 400, fusion = 4;
+  int n = 512, steps = 2000, fusion = 4;
   std::string png = "heat_mpi.png";
 };
 
@@ -32,7 +32,7 @@ Arguments parse_arguments(int argc, char* argv[]) {
     if (flag == "--help" || flag == "-h") {
       std::printf("usage: mpirun -np R heat_mpi [--n N] [--steps S] [--fusion T] [--png FILE]\n"
                   "  --n N       plate of N x N floats, 16 <= N <= 65536 (default 512)\n"
-                  "  --steps S   time steps, 1 <= S <= 100000 (default 400)\n"
+                  "  --steps S   time steps, 1 <= S <= 100000 (default 2000)\n"
                   "  --fusion T  steps a launch and between exchanges, 1 <= T <= 8 (default 4)\n"
                   "  --png FILE  image of the gathered plate (default heat_mpi.png)\n");
       std::exit(0);

@@ -128,7 +128,7 @@ std::string explain_distributed(const std::vector<int>& ranks_per_axis, const st
   out << "Decomposition: " << impl::tuple_string(global_extent) << " over ranks " << impl::tuple_string(ranks_per_axis)
       << "; this rank's block " << impl::tuple_string(block_extent) << ", halo " << impl::tuple_string(halo_width)
       << " (" << steps_per_exchange << " step" << (steps_per_exchange == 1 ? "" : "s") << " an exchange)\n";
-  out << "Exchange: " << exchange.messages << " messages, " << exchange.bytes_sent / 1e6 << " MB each way; link "
+  out << "Exchange: " << exchange.messages << (exchange.messages == 1 ? " message, " : " messages, ") << exchange.bytes_sent / 1e6 << " MB each way; link "
       << link.bandwidth_GBps << " GB/s, " << link.latency_us << " us a message";
   if (link.staging_GBps > 0) out << ", staged through the host at " << link.staging_GBps << " GB/s";
   out << ": " << exchange.seconds * 1e6 << " us\n";
