@@ -22,9 +22,11 @@
 #include <array>
 #include <chrono>
 #include <climits>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,6 +95,33 @@ inline bool mpi_takes_cuda_pointers() {
 #else
   return false;
 #endif
+}
+
+/// Points [begin, begin + size) of a rank-D View, as a subview.
+template <int D, class View>
+auto subbox(const View& v, const std::array<long, D>& begin, const std::array<long, D>& size) {
+  auto r = [&](int a) { return std::pair<long, long>(begin[a], begin[a] + size[a]); };
+  if constexpr (D == 1) {
+    return Kokkos::subview(v, r(0));
+  } else if constexpr (D == 2) {
+    return Kokkos::subview(v, r(0), r(1));
+  } else {
+    return Kokkos::subview(v, r(0), r(1), r(2));
+  }
+}
+
+/// `size` values of T at `data` in MemSpace, as an unmanaged contiguous (LayoutRight) View.
+template <class MemSpace, int D, class T>
+auto packed(T* data, const std::array<long, D>& size) {
+  using View = Kokkos::View<typename grid_data<T, D>::type, Kokkos::LayoutRight, MemSpace,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  if constexpr (D == 1) {
+    return View(data, size[0]);
+  } else if constexpr (D == 2) {
+    return View(data, size[0], size[1]);
+  } else {
+    return View(data, size[0], size[1], size[2]);
+  }
 }
 
 /// Host memory for halos staged through the host: page-locked where Kokkos has CUDA (copies
@@ -376,21 +405,15 @@ class DistributedField {
   const padded_view& padded() const { return m_padded; }
   /// Points [lo, hi) of the block's coordinates (from -ghost_width to extent + ghost_width).
   box_view box(const std::array<long, D>& lo, const std::array<long, D>& hi) const {
-    std::array<std::pair<long, long>, D> r;
+    std::array<long, D> begin{}, size{};
     for (int a = 0; a < D; ++a) {
       if (lo[a] < -m_ghost || hi[a] > m_extent[a] + m_ghost || lo[a] > hi[a]) {
         impl::fail("DistributedField::box", "box ", impl::tuple_string(lo), " to ", impl::tuple_string(hi),
                    " leaves the padded block (", -m_ghost, " to ", impl::tuple_string(m_extent), " + ", m_ghost, ")");
       }
-      r[a] = {lo[a] + m_ghost, hi[a] + m_ghost};
+      begin[a] = lo[a] + m_ghost, size[a] = hi[a] - lo[a];
     }
-    if constexpr (D == 1) {
-      return Kokkos::subview(m_padded, r[0]);
-    } else if constexpr (D == 2) {
-      return Kokkos::subview(m_padded, r[0], r[1]);
-    } else {
-      return Kokkos::subview(m_padded, r[0], r[1], r[2]);
-    }
+    return impl::subbox<D>(m_padded, begin, size);
   }
   /// The points this rank owns.
   box_view owned() const { return box({}, m_extent); }
@@ -403,39 +426,19 @@ class DistributedField {
 };
 
 namespace impl {
-/// A block's points in a contiguous host View (LayoutRight) and back.
+/// A field's padded block copied to the host (contiguous Views only cross memory spaces),
+/// and the offsets of its owned points there.
 template <class Field>
-auto owned_on_host(const Field& f) {
-  constexpr int D = Field::rank;
-  using Host      = GridView<typename Field::value_type, D, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  std::array<int, D> e{};
-  for (int a = 0; a < D; ++a) e[a] = static_cast<int>(f.extent()[a]);
-  Host host = make_view<Host>("owned", e);
+auto padded_on_host(const Field& f) {
   auto mirror = Kokkos::create_mirror_view(f.padded());
   Kokkos::deep_copy(mirror, f.padded());
-  const int g = f.ghost_width();
-  if constexpr (D == 1) {
-    Kokkos::deep_copy(host, Kokkos::subview(mirror, std::pair<int, int>(g, g + e[0])));
-  } else if constexpr (D == 2) {
-    Kokkos::deep_copy(host, Kokkos::subview(mirror, std::pair<int, int>(g, g + e[0]), std::pair<int, int>(g, g + e[1])));
-  } else {
-    Kokkos::deep_copy(host, Kokkos::subview(mirror, std::pair<int, int>(g, g + e[0]), std::pair<int, int>(g, g + e[1]),
-                                            std::pair<int, int>(g, g + e[2])));
-  }
-  return host;
+  return mirror;
 }
-
-/// `block` (global coordinates from `begin`) of `global`, as a subview.
-template <class View, int D>
-auto global_part(const View& global, const std::array<long, D>& begin, const std::array<long, D>& size) {
-  auto r = [&](int a) { return std::pair<long, long>(begin[a], begin[a] + size[a]); };
-  if constexpr (D == 1) {
-    return Kokkos::subview(global, r(0));
-  } else if constexpr (D == 2) {
-    return Kokkos::subview(global, r(0), r(1));
-  } else {
-    return Kokkos::subview(global, r(0), r(1), r(2));
-  }
+template <int D>
+std::array<long, D> ghost_offsets(int ghost) {
+  std::array<long, D> g{};
+  g.fill(ghost);
+  return g;
 }
 }  // namespace impl
 
@@ -449,7 +452,10 @@ GridView<typename Field::value_type, Field::rank, Kokkos::LayoutRight, Kokkos::H
   using Global    = GridView<T, D, Kokkos::LayoutRight, Kokkos::HostSpace>;
   const Domain<D>& domain = f.domain();
   const MPI_Comm comm     = domain.comm();
-  const auto mine         = impl::owned_on_host(f);
+  std::vector<T> mine(static_cast<std::size_t>(std::accumulate(f.extent().begin(), f.extent().end(), 1L,
+                                                                std::multiplies<long>())));
+  Kokkos::deep_copy(impl::packed<Kokkos::HostSpace, D>(mine.data(), f.extent()),
+                    impl::subbox<D>(impl::padded_on_host(f), impl::ghost_offsets<D>(f.ghost_width()), f.extent()));
   const int ranks         = domain.ranks();
   std::vector<int> counts(static_cast<std::size_t>(ranks)), offsets(static_cast<std::size_t>(ranks));
   long total = 0;
@@ -470,18 +476,9 @@ GridView<typename Field::value_type, Field::rank, Kokkos::LayoutRight, Kokkos::H
   Global global = make_view<Global>("gathered", e);
   for (int r = 0; r < ranks; ++r) {
     std::array<long, D> begin{}, size{};
-    std::array<int, D> s{};
-    for (int a = 0; a < D; ++a) {
-      begin[a] = domain.block_of(r, a).begin, size[a] = domain.block_of(r, a).size;
-      s[a] = static_cast<int>(size[a]);
-    }
-    using Block = Kokkos::View<typename impl::grid_data<T, D>::type, Kokkos::LayoutRight, Kokkos::HostSpace,
-                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    Block block;
-    if constexpr (D == 1) block = Block(all.data() + offsets[r], s[0]);
-    if constexpr (D == 2) block = Block(all.data() + offsets[r], s[0], s[1]);
-    if constexpr (D == 3) block = Block(all.data() + offsets[r], s[0], s[1], s[2]);
-    Kokkos::deep_copy(impl::global_part<Global, D>(global, begin, size), block);
+    for (int a = 0; a < D; ++a) begin[a] = domain.block_of(r, a).begin, size[a] = domain.block_of(r, a).size;
+    Kokkos::deep_copy(impl::subbox<D>(global, begin, size),
+                      impl::packed<Kokkos::HostSpace, D>(all.data() + offsets[r], size));
   }
   return global;
 }
@@ -502,14 +499,9 @@ void scatter(const GlobalView& global, Field& f) {
   });
   std::array<long, D> begin{}, size{};
   for (int a = 0; a < D; ++a) begin[a] = domain.block(a).begin, size[a] = domain.block(a).size;
-  auto part   = impl::global_part<GlobalView, D>(global, begin, size);
-  auto mirror = Kokkos::create_mirror_view(f.padded());
-  Kokkos::deep_copy(mirror, f.padded());
-  const int g = f.ghost_width();
-  auto r      = [&](int a) { return std::pair<long, long>(g, g + size[a]); };
-  if constexpr (D == 1) Kokkos::deep_copy(Kokkos::subview(mirror, r(0)), part);
-  if constexpr (D == 2) Kokkos::deep_copy(Kokkos::subview(mirror, r(0), r(1)), part);
-  if constexpr (D == 3) Kokkos::deep_copy(Kokkos::subview(mirror, r(0), r(1), r(2)), part);
+  auto mirror = impl::padded_on_host(f);
+  Kokkos::deep_copy(impl::subbox<D>(mirror, impl::ghost_offsets<D>(f.ghost_width()), size),
+                    impl::subbox<D>(global, begin, size));
   Kokkos::deep_copy(f.padded(), mirror);
 }
 
@@ -608,9 +600,9 @@ class DistributedPlan {
     std::vector<int> launches;
     impl::on_every_rank(comm, function, [&] {
       if (m_domain.rank() == 0) {
-        Setup& widest = setup(m_deepest, a, b);
-        launches      = widest.full->launch_steps(steps, widest.region(a, widest.computed), widest.region(b, widest.computed),
-                                                  m_deepest);
+        Setup& widest = setup(m_deepest, a, b);  // its plan of the computed box only
+        launches      = widest.full->launch_steps(steps, a.box(widest.computed_lo, widest.computed_hi),
+                                                  b.box(widest.computed_lo, widest.computed_hi), m_deepest);
       }
     });
     int count = static_cast<int>(launches.size());
@@ -687,18 +679,16 @@ class DistributedPlan {
   };
   /// The boxes, plans and buffers of launches of up to `depth` steps.
   struct Setup {
-    int depth = 1;
     std::array<int, D> halo{};
     Coords computed_lo{}, computed_hi{};  ///< the block and the halo on sides with a neighbour
     Coords inner_exact_lo{}, inner_exact_hi{};
-    std::pair<Coords, Coords> computed;
     std::unique_ptr<LocalPlan> full;   ///< the computed box in one launch
     std::unique_ptr<LocalPlan> inner;  ///< the block alone (null: no overlap)
     std::vector<Band> bands;
     std::vector<Message> sends, receives;
     std::unique_ptr<Field> scratch;  ///< the bands' output
     ExchangeEstimate estimate;
-    Box region(const Field& f, const std::pair<Coords, Coords>& box) const { return f.box(box.first, box.second); }
+    bool overlap_planned = false;  ///< plan_overlap ran (made on the first launches, not for a probe)
   };
 
   ExecSpace m_space, m_exchange_space;
@@ -735,7 +725,6 @@ class DistributedPlan {
   Setup& setup(int depth, const Field& a, const Field& b) {
     if (auto it = m_setups.find(depth); it != m_setups.end()) return *it->second;
     auto s   = std::make_unique<Setup>();
-    s->depth = depth;
     Coords n{};
     for (int k = 0; k < D; ++k) {
       n[k]       = m_domain.block(k).size;
@@ -746,11 +735,8 @@ class DistributedPlan {
       s->inner_exact_lo[k] = low ? s->halo[k] : 0;
       s->inner_exact_hi[k] = n[k] - (high ? s->halo[k] : 0);
     }
-    s->computed = {s->computed_lo, s->computed_hi};
-    const Options local = local_options();
     s->full = std::make_unique<LocalPlan>(m_space, m_stencil, a.box(s->computed_lo, s->computed_hi),
-                                          b.box(s->computed_lo, s->computed_hi), local);
-    if (m_distributed.overlap) plan_overlap(*s, a, b, n, local);
+                                          b.box(s->computed_lo, s->computed_hi), local_options());
     make_messages(*s, n);
     return *m_setups.emplace(depth, std::move(s)).first->second;
   }
@@ -759,51 +745,47 @@ class DistributedPlan {
   /// cover the rest: along axis k, a band `halo` wide at each side with a neighbour,
   /// spanning the interior's range on earlier axes and the block on later ones. Each band
   /// reads its points widened by the halo (inside the computed box) and writes a scratch
-  /// field, whose band points are then copied out. No overlap where a box is too small
-  /// for its plan.
-  void plan_overlap(Setup& s, const Field& a, const Field& b, const Coords& n, const Options& local) {
+  /// field, whose band points are then copied out. Throws where a box is too small for
+  /// its plan.
+  void plan_overlap(Setup& s, const Field& a, const Field& b) {
     for (int k = 0; k < D; ++k) {
       if (s.inner_exact_hi[k] <= s.inner_exact_lo[k]) return;  // no interior away from the halo
     }
-    try {
-      s.scratch = std::make_unique<Field>(a, "sparstencil band scratch");
-      std::vector<Band> bands;
-      for (int k = 0; k < D; ++k) {
-        for (int side : {-1, +1}) {
-          if (!m_domain.has_neighbour(k, side) || s.halo[k] == 0) continue;
-          Band band;
-          for (int j = 0; j < D; ++j) {
-            if (j < k) band.lo[j] = s.inner_exact_lo[j], band.hi[j] = s.inner_exact_hi[j];
-            if (j > k) band.lo[j] = 0, band.hi[j] = n[j];
-          }
-          band.lo[k] = side < 0 ? 0 : n[k] - s.halo[k];
-          band.hi[k] = side < 0 ? s.halo[k] : n[k];
-          // The global rim is the interior box's (under its boundary rule: interior leaves
-          // it as `out` held it); the bands' scratch holds nothing there.
-          bool empty = false;
-          for (int j = 0; j < D; ++j) {
-            const int r = m_stencil.radius()[j];
-            if (!m_domain.has_neighbour(j, -1)) band.lo[j] = std::max<long>(band.lo[j], r);
-            if (!m_domain.has_neighbour(j, +1)) band.hi[j] = std::min<long>(band.hi[j], n[j] - r);
-            empty = empty || band.hi[j] <= band.lo[j];
-          }
-          if (empty) continue;
-          for (int j = 0; j < D; ++j) {
-            band.region_lo[j] = std::max(band.lo[j] - s.halo[j], s.computed_lo[j]);
-            band.region_hi[j] = std::min(band.hi[j] + s.halo[j], s.computed_hi[j]);
-          }
-          band.plan = std::make_unique<LocalPlan>(m_exchange_space, m_stencil, a.box(band.region_lo, band.region_hi),
-                                                  s.scratch->box(band.region_lo, band.region_hi), local);
-          bands.push_back(std::move(band));
+    const Options local = local_options();
+    const Coords& n     = a.extent();
+    s.scratch = std::make_unique<Field>(a, "sparstencil band scratch");
+    std::vector<Band> bands;
+    for (int k = 0; k < D; ++k) {
+      for (int side : {-1, +1}) {
+        if (!m_domain.has_neighbour(k, side) || s.halo[k] == 0) continue;
+        Band band;
+        for (int j = 0; j < D; ++j) {
+          if (j < k) band.lo[j] = s.inner_exact_lo[j], band.hi[j] = s.inner_exact_hi[j];
+          if (j > k) band.lo[j] = 0, band.hi[j] = n[j];
         }
+        band.lo[k] = side < 0 ? 0 : n[k] - s.halo[k];
+        band.hi[k] = side < 0 ? s.halo[k] : n[k];
+        // The global rim is the interior box's (under its boundary rule: interior leaves
+        // it as `out` held it); the bands' scratch holds nothing there.
+        bool empty = false;
+        for (int j = 0; j < D; ++j) {
+          const int r = m_stencil.radius()[j];
+          if (!m_domain.has_neighbour(j, -1)) band.lo[j] = std::max<long>(band.lo[j], r);
+          if (!m_domain.has_neighbour(j, +1)) band.hi[j] = std::min<long>(band.hi[j], n[j] - r);
+          empty = empty || band.hi[j] <= band.lo[j];
+        }
+        if (empty) continue;
+        for (int j = 0; j < D; ++j) {
+          band.region_lo[j] = std::max(band.lo[j] - s.halo[j], s.computed_lo[j]);
+          band.region_hi[j] = std::min(band.hi[j] + s.halo[j], s.computed_hi[j]);
+        }
+        band.plan = std::make_unique<LocalPlan>(m_exchange_space, m_stencil, a.box(band.region_lo, band.region_hi),
+                                                s.scratch->box(band.region_lo, band.region_hi), local);
+        bands.push_back(std::move(band));
       }
-      s.inner = std::make_unique<LocalPlan>(m_space, m_stencil, a.owned(), b.owned(), local);
-      s.bands = std::move(bands);
-    } catch (const std::runtime_error&) {  // a box too small for a plan: launch the whole box after the exchange
-      s.inner.reset();
-      s.bands.clear();
-      s.scratch.reset();
     }
+    s.inner = std::make_unique<LocalPlan>(m_space, m_stencil, a.owned(), b.owned(), local);
+    s.bands = std::move(bands);
   }
 
   /// Builds every launch the schedule makes (planning may throw on one rank only: here,
@@ -814,8 +796,13 @@ class DistributedPlan {
     std::sort(counts.begin(), counts.end());
     counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
     for (int n : counts) s.full->prepare_launch(a.box(s.computed_lo, s.computed_hi), b.box(s.computed_lo, s.computed_hi), n);
-    if (!s.inner) return;
+    if (!m_distributed.overlap) return;
     try {
+      if (!s.overlap_planned) {
+        s.overlap_planned = true;
+        plan_overlap(s, a, b);
+      }
+      if (!s.inner) return;
       for (int n : counts) {
         s.inner->prepare_launch(a.owned(), b.owned(), n);
         for (Band& band : s.bands) {
@@ -823,7 +810,7 @@ class DistributedPlan {
                                     s.scratch->box(band.region_lo, band.region_hi), n);
         }
       }
-    } catch (const std::runtime_error&) {
+    } catch (const std::runtime_error&) {  // a box too small for a plan: the whole box after the exchange
       s.inner.reset();
       s.bands.clear();
       s.scratch.reset();
@@ -870,14 +857,15 @@ class DistributedPlan {
     s.estimate = exchange_estimate(bytes, static_cast<int>(s.sends.size()), link);
   }
 
-  /// A box of `f` as a contiguous View over a message's buffer (LayoutRight), to copy into.
-  template <class Buffer>
-  static auto as_box(const Buffer& buffer, const Coords& lo, const Coords& hi) {
-    using Packed = Kokkos::View<typename impl::grid_data<T, D>::type, Kokkos::LayoutRight,
-                                typename Buffer::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    if constexpr (D == 1) return Packed(buffer.data(), hi[0] - lo[0]);
-    if constexpr (D == 2) return Packed(buffer.data(), hi[0] - lo[0], hi[1] - lo[1]);
-    if constexpr (D == 3) return Packed(buffer.data(), hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
+  /// What MPI sends or receives: the host copy where halos are staged, else the device buffer.
+  T* buffer(const Message& m) const { return m_staged ? m.host.data() : m.device.data(); }
+  static int count(const Message& m) { return static_cast<int>(m.device.size()); }  // checked in make_messages
+
+  /// A message's device buffer as a contiguous View of its box's shape.
+  static auto packed_box(const Message& m) {
+    Coords size{};
+    for (int k = 0; k < D; ++k) size[k] = m.hi[k] - m.lo[k];
+    return impl::packed<typename Field::memory_space, D>(m.device.data(), size);
   }
 
   static double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -893,16 +881,14 @@ class DistributedPlan {
     LaunchTimeline time;
     std::vector<MPI_Request> requests;
     for (Message& m : s.receives) {
-      T* data = m_staged ? m.host.data() : m.device.data();
       requests.emplace_back();
-      impl::check_mpi(MPI_Irecv(data, static_cast<int>(m.device.size()), impl::element_type<T>(), m.peer, m.tag, comm,
-                                &requests.back()),
+      impl::check_mpi(MPI_Irecv(buffer(m), count(m), impl::element_type<T>(), m.peer, m.tag, comm, &requests.back()),
                       function, "MPI_Irecv");
     }
     // Packing first: on a device its small kernels start before the interior fills the
     // GPU, and the copies to and from the host run on the copy engines beside it.
     time.exchange_begin = seconds_since(start);
-    for (Message& m : s.sends) Kokkos::deep_copy(m_exchange_space, as_box(m.device, m.lo, m.hi), a.box(m.lo, m.hi));
+    for (Message& m : s.sends) Kokkos::deep_copy(m_exchange_space, packed_box(m), a.box(m.lo, m.hi));
     if (s.inner) {  // on a host space it returns when done, and the exchange follows it
       time.inner_begin = seconds_since(start);
       if (m_distributed.record_timeline) {
@@ -916,10 +902,8 @@ class DistributedPlan {
     }
     m_exchange_space.fence();
     for (Message& m : s.sends) {
-      T* data = m_staged ? m.host.data() : m.device.data();
       requests.emplace_back();
-      impl::check_mpi(MPI_Isend(data, static_cast<int>(m.device.size()), impl::element_type<T>(), m.peer, m.tag, comm,
-                                &requests.back()),
+      impl::check_mpi(MPI_Isend(buffer(m), count(m), impl::element_type<T>(), m.peer, m.tag, comm, &requests.back()),
                       function, "MPI_Isend");
     }
     impl::check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), function,
@@ -929,7 +913,7 @@ class DistributedPlan {
     }
     if (m_distributed.record_timeline) m_exchange_space.fence();
     time.exchange_end = seconds_since(start);  // the halo is on the device
-    for (Message& m : s.receives) Kokkos::deep_copy(m_exchange_space, a.box(m.lo, m.hi), as_box(m.device, m.lo, m.hi));
+    for (Message& m : s.receives) Kokkos::deep_copy(m_exchange_space, a.box(m.lo, m.hi), packed_box(m));
     if (s.inner) {
       // Each band's points are copied out before the next band's box, which may overlap
       // it in the scratch field, is computed; over the interior's inexact points, so after

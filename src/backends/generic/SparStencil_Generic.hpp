@@ -47,10 +47,8 @@ class GenericExecutor {
   using Acc         = accumulator_t<T>;
   using MemorySpace = typename ExecSpace::memory_space;
 
-  GenericExecutor(const ExecSpace& space, const Stencil<D>& stencil)
-      : m_stencil(stencil), m_match(match_shape(stencil)) {
-    (void)space;
-  }
+  /// The terms reach device memory when a launch is prepared (terms_for), in its kernels' order.
+  explicit GenericExecutor(const Stencil<D>& stencil) : m_stencil(stencil), m_match(match_shape(stencil)) {}
 
   /// Name of the shape the interior kernel is specialised for ("box r1"), or "any".
   std::string shape_name() const {

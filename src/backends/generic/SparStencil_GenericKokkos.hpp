@@ -24,7 +24,7 @@ class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
 
   GenericLauncher(const ExecSpace& space, const Stencil<D>& stencil, const InView& in, const OutView& out,
                   Boundary boundary, int depth, const Options& options)
-      : m_executor(std::make_unique<const Executor>(space, stencil)) {
+      : m_executor(std::make_unique<const Executor>(stencil)) {
     const GenericConfig config = sparstencil::impl::generic_config(space, *m_executor, stencil, in, out, boundary,
                                                                    options.generic_variant, options.tuning, depth);
     m_step = m_executor->prepare(space, in, out, boundary, config, depth);
@@ -84,11 +84,11 @@ struct KokkosBackend {
   /// tile and halo fit team scratch, and, unless the user asked for that depth
   /// (`forced`), where the plan predicts it faster than single steps; else 1.
   template <int D, class ExecSpace, class InView, class OutView>
-  static int steps_per_launch(const ExecSpace& space, const Plan& plan, const Stencil<D>& stencil, const InView& in,
+  static int steps_per_launch(const ExecSpace&, const Plan& plan, const Stencil<D>& stencil, const InView& in,
                               const OutView& out, const Options& options, bool forced) {
     if (plan.fused_steps == 1 || (!forced && !plan.predicted.temporal_blocking)) return 1;
     using T = typename OutView::non_const_value_type;
-    const sparstencil::impl::GenericExecutor<D, ExecSpace, T> executor(space, stencil);
+    const sparstencil::impl::GenericExecutor<D, ExecSpace, T> executor(stencil);
     return sparstencil::impl::fused_depth(executor, in, out, plan.fused_steps, options.generic_variant);
   }
 
