@@ -1,0 +1,640 @@
+#pragma once
+/// Field updates (docs/UPDATES.md): several stencil results over several input fields,
+/// coefficient fields, face conditions and ghost layers, and a pointwise function giving
+/// each output, all in one pass over the grid.
+///
+///   auto lap = sparstencil::presets::heat2d_laplacian();          // any Stencil<2>
+///   sparstencil::FieldUpdate<2, 2, float> gray_scott(
+///       {sparstencil::StencilOn<2>(lap, 0), sparstencil::StencilOn<2>(lap, 1)},
+///       sparstencil::FaceConditions<2>(sparstencil::FaceCondition::neumann()));
+///   gray_scott.run(space, sparstencil::fields(u, v), sparstencil::fields(u_next, v_next),
+///       KOKKOS_LAMBDA(const Kokkos::Array<float, 2>& lap, const Kokkos::Array<float, 2>& c) {
+///         const float uvv = c[0] * c[1] * c[1];
+///         return Kokkos::Array<float, 2>{c[0] + dt * (du * lap[0] - uvv + f * (1 - c[0])),
+///                                        c[1] + dt * (dv * lap[1] + uvv - (f + k) * c[1])};
+///       });
+///
+/// Results that read the same input share its loads: each neighbour value is loaded once
+/// and enters every result's sum. Sums are accumulated in accumulator_t<T> (float for
+/// half_t and float, double for double) and the pointwise function receives and returns
+/// that type.
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "SparStencil_FaceConditions.hpp"
+#include "SparStencil_Precision.hpp"
+#include "SparStencil_UpdateModel.hpp"
+#include "SparStencil_ViewChecks.hpp"
+#include "SparStencil_Views.hpp"
+
+namespace sparstencil {
+
+/// A View with `width` ghost layers on both sides of each axis: the grid is the inner box,
+/// the halo around it is the application's (read where a face is FaceRule::ghost).
+template <class View>
+struct Ghosted {
+  View view;
+  std::array<int, View::rank> width{};
+};
+
+template <class View>
+Ghosted<View> with_ghosts(const View& padded, const std::array<int, View::rank>& width) {
+  static_assert(Kokkos::is_view<View>::value, "sparstencil: with_ghosts takes a Kokkos::View");
+  for (std::size_t a = 0; a < View::rank; ++a) {
+    if (width[a] < 0 || 2 * static_cast<std::size_t>(width[a]) >= padded.extent(a)) {
+      impl::fail("with_ghosts", "ghost width ", width[a], " along axis ", a, " does not fit View '", padded.label(),
+                 "' of extents ", impl::extents_string(padded), ": the grid inside needs at least one point");
+    }
+  }
+  return {padded, width};
+}
+template <class View>
+Ghosted<View> with_ghosts(const View& padded, int width) {
+  std::array<int, View::rank> w{};
+  w.fill(width);
+  return with_ghosts(padded, w);
+}
+
+namespace impl {
+
+/// A field as the kernel reads it: its data, strides and ghost widths.
+template <class T, int D>
+struct FieldRef {
+  T* data = nullptr;
+  Kokkos::Array<long, D> stride{};
+  Kokkos::Array<int, D> ghost{};
+
+  /// Offset of grid point x (x_a may lie in the halo: -ghost_a <= x_a < n_a + ghost_a).
+  KOKKOS_INLINE_FUNCTION long at(const int* x) const {
+    long i = 0;
+    for (int a = 0; a < D; ++a) i += static_cast<long>(x[a] + ghost[a]) * stride[a];
+    return i;
+  }
+};
+
+template <class View>
+struct view_traits_of {
+  using view = View;
+  static View get(const View& v) { return v; }
+  static std::array<int, View::rank> ghost(const View&) { return {}; }
+};
+template <class View>
+struct view_traits_of<Ghosted<View>> {
+  using view = View;
+  static View get(const Ghosted<View>& g) { return g.view; }
+  static std::array<int, View::rank> ghost(const Ghosted<View>& g) { return g.width; }
+};
+
+template <class X>
+struct array_size {
+  static constexpr int value = -1;
+};
+template <class X, std::size_t N>
+struct array_size<Kokkos::Array<X, N>> {
+  static constexpr int value = static_cast<int>(N);
+};
+
+}  // namespace impl
+
+/// N fields of one value type, rank and memory space (Views or Ghosted Views), in order.
+template <class V, int D, int N, class MemSpace>
+struct FieldList {
+  using value_type   = V;
+  using memory_space = MemSpace;
+  static constexpr int count = N;
+  Kokkos::Array<impl::FieldRef<V, D>, N> refs;
+  std::array<std::array<int, D>, N> extents{};  ///< the grid's (padding excluded)
+  std::array<std::array<int, D>, N> padded{};   ///< the View's
+  std::array<std::string, N> labels;
+};
+
+/// The fields of an update, in order: Views, or Ghosted Views (with_ghosts).
+template <class... Fields>
+auto fields(const Fields&... f) {
+  using First = typename impl::view_traits_of<std::tuple_element_t<0, std::tuple<Fields...>>>::view;
+  constexpr int D = static_cast<int>(First::rank);
+  using V         = typename First::value_type;
+  using Mem       = typename First::memory_space;
+  static_assert((Kokkos::is_view<typename impl::view_traits_of<Fields>::view>::value && ...),
+                "sparstencil: fields() takes Kokkos::Views or with_ghosts(View, width)");
+  static_assert(((static_cast<int>(impl::view_traits_of<Fields>::view::rank) == D) && ...),
+                "sparstencil: the fields of an update must have one rank");
+  static_assert((std::is_same_v<typename impl::view_traits_of<Fields>::view::value_type, V> && ...),
+                "sparstencil: the fields of one list must have one value type (const or not alike)");
+  static_assert((std::is_same_v<typename impl::view_traits_of<Fields>::view::memory_space, Mem> && ...),
+                "sparstencil: the fields of an update must live in one memory space");
+  static_assert(is_supported_scalar<std::remove_const_t<V>>,
+                "sparstencil: the value type must be Kokkos::Experimental::half_t, float or double");
+  FieldList<V, D, static_cast<int>(sizeof...(Fields)), Mem> list;
+  int k = 0;
+  auto add = [&](const auto& field) {
+    using Traits     = impl::view_traits_of<std::decay_t<decltype(field)>>;
+    const auto view  = Traits::get(field);
+    const auto ghost = Traits::ghost(field);
+    list.refs[k].data = view.data();
+    for (int a = 0; a < D; ++a) {
+      list.refs[k].stride[a] = static_cast<long>(view.stride(a));
+      list.refs[k].ghost[a]  = ghost[a];
+      list.padded[k][a]      = static_cast<int>(std::min<std::size_t>(view.extent(a), INT32_MAX));
+      list.extents[k][a]     = static_cast<int>(view.extent(a)) - 2 * ghost[a];
+      if (view.extent(a) > static_cast<std::size_t>(INT32_MAX)) {
+        impl::fail("fields", "extent ", view.extent(a), " along axis ", a, " of View '", view.label(), "' exceeds 2^31 - 1");
+      }
+    }
+    list.labels[k] = view.label();
+    ++k;
+  };
+  (add(f), ...);
+  return list;
+}
+
+/// An update of `NResults` stencil results: see the file's comment. T is the fields' value
+/// type (coefficient fields, axis factors and dirichlet values have it too).
+template <int D, int NResults, class T, class ExecSpace = Kokkos::DefaultExecutionSpace>
+class FieldUpdate {
+  static_assert(NResults >= 0, "sparstencil: the number of stencil results must not be negative");
+  static_assert(is_supported_scalar<T>, "sparstencil: the value type must be Kokkos::Experimental::half_t, float or double");
+
+ public:
+  using Acc          = accumulator_t<T>;
+  /// half_t outputs are checked for values half cannot hold (one flag the kernel sets).
+  static constexpr bool checks_range = has_distinct_half && std::is_same_v<T, Kokkos::Experimental::half_t>;
+  using memory_space = typename ExecSpace::memory_space;
+  /// Coefficient fields (the grid's extents), axis factors (1-D, their axis' extent) and
+  /// dirichlet value Views (the grid's extents, 1 along the face's axis).
+  using CoefficientView = Kokkos::View<const T*, Kokkos::LayoutStride, memory_space>;
+  using FieldView       = Kokkos::View<typename impl::grid_data<const T, D>::type, Kokkos::LayoutStride, memory_space>;
+
+  FieldUpdate(const std::array<StencilOn<D>, NResults>& results, const FaceConditions<D>& faces = {})
+      : m_faces(faces) {
+    m_faces.validate("FieldUpdate");
+    m_shape.results.assign(results.begin(), results.end());
+    m_radius = m_shape.radius();
+    build_tables();
+    if constexpr (checks_range) m_overflow = Kokkos::View<int, memory_space>("sparstencil::FieldUpdate::overflow");
+  }
+
+  /// The coefficient fields the results' terms name by index (StencilOn::times_field).
+  FieldUpdate& coefficient_fields(const std::vector<FieldView>& views) {
+    m_fields                   = views;
+    m_shape.coefficient_fields = static_cast<int>(m_fields.size());
+    return *this;
+  }
+  template <class... Views>
+  FieldUpdate& coefficient_fields(const Views&... views) {
+    return coefficient_fields(std::vector<FieldView>{FieldView(views)...});
+  }
+  /// The factors along `axis` the results' terms name by index (times_axis_factor).
+  FieldUpdate& axis_factors(int axis, const std::vector<CoefficientView>& views) {
+    if (axis < 0 || axis >= D) impl::fail("FieldUpdate::axis_factors", "axis ", axis, " does not exist in ", D, "-D");
+    m_factors[axis]            = views;
+    m_shape.axis_factors[axis] = static_cast<int>(views.size());
+    return *this;
+  }
+  template <class... Views>
+  FieldUpdate& axis_factors(int axis, const Views&... views) {
+    return axis_factors(axis, std::vector<CoefficientView>{CoefficientView(views)...});
+  }
+  /// Values for a dirichlet face, one per face point: a View with the grid's extents but
+  /// 1 along `axis`.
+  template <class View>
+  FieldUpdate& dirichlet_values(int axis, int side, const View& values) {
+    if (m_faces.face(axis, side).rule != FaceRule::dirichlet) {
+      impl::fail("FieldUpdate::dirichlet_values", "face (axis ", axis, ", side ", side, ") is ",
+                 to_string(m_faces.face(axis, side).rule), ", not dirichlet");
+    }
+    if (values.extent(axis) != 1) {
+      impl::fail("FieldUpdate::dirichlet_values", "the values of face (axis ", axis, ", side ", side, ") have extents ",
+                 impl::extents_string(values), ": expected 1 along axis ", axis);
+    }
+    m_dirichlet[axis][side] = FieldView(values);
+    return *this;
+  }
+
+  const FaceConditions<D>& faces() const { return m_faces; }
+  const UpdateShape<D>& shape() const { return m_shape; }
+
+  /// One update of every grid point of `outputs` from `inputs`, asynchronous on `space`.
+  /// `pointwise(results, centres)` or `pointwise(results, centres, x)` (Kokkos::Array<Acc,
+  /// NResults>, Kokkos::Array<Acc, inputs>, Kokkos::Array<int, D>) returns
+  /// Kokkos::Array<Acc, outputs>. Throws naming the problem for fields of other extents,
+  /// ghost layers thinner than the radius at a ghost face, coefficient or dirichlet Views
+  /// of the wrong extents, an output that shares memory with another field, and (half_t
+  /// outputs) a value beyond half's range.
+  template <class VIn, int NIn, class VOut, int NOut, class Pointwise>
+  void run(const ExecSpace& space, const FieldList<VIn, D, NIn, typename ExecSpace::memory_space>& inputs,
+           const FieldList<VOut, D, NOut, typename ExecSpace::memory_space>& outputs, const Pointwise& pointwise) const {
+    static_assert(std::is_same_v<std::remove_const_t<VIn>, T> && std::is_same_v<VOut, T>,
+                  "sparstencil: the fields' value type must be the update's T (outputs not const)");
+    using Results = Kokkos::Array<Acc, NResults>;
+    using Centres = Kokkos::Array<Acc, NIn>;
+    using Point   = Kokkos::Array<int, D>;
+    constexpr bool with_point = std::is_invocable_v<const Pointwise&, const Results&, const Centres&, const Point&>;
+    static_assert(with_point || std::is_invocable_v<const Pointwise&, const Results&, const Centres&>,
+                  "sparstencil: the pointwise function must be callable as f(results, centres) or f(results, "
+                  "centres, x) with Kokkos::Array<Acc, stencil results>, Kokkos::Array<Acc, inputs> and "
+                  "Kokkos::Array<int, D> (Acc: accumulator_t of the fields' type)");
+    using Returned = std::decay_t<decltype(call(pointwise, std::declval<Results>(), std::declval<Centres>(),
+                                                std::declval<Point>(), std::bool_constant<with_point>{}))>;
+    static_assert(impl::array_size<Returned>::value == NOut,
+                  "sparstencil: the pointwise function must return Kokkos::Array<Acc, N> with one value per "
+                  "output field");
+    check(inputs, outputs);
+    const Kernel<NIn, NOut, Pointwise, with_point> kernel = kernel_for(inputs, outputs, pointwise);
+    const std::array<int, D> n                           = outputs.extents[0];
+    const bool left = D > 1 && outputs.refs[0].stride[0] < outputs.refs[0].stride[D - 1];
+    Kokkos::Profiling::pushRegion("sparstencil::FieldUpdate::run");
+    if constexpr (D == 1) {
+      Kokkos::parallel_for("sparstencil::field_update", Kokkos::RangePolicy<ExecSpace>(space, 0, n[0]), kernel);
+    } else {
+      Kokkos::Array<long, D> lo{}, hi{};
+      for (int a = 0; a < D; ++a) hi[a] = n[a];
+      if (left) {
+        using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<D, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+        Kokkos::parallel_for("sparstencil::field_update", Policy(space, lo, hi), kernel);
+      } else {
+        using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<D, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+        Kokkos::parallel_for("sparstencil::field_update", Policy(space, lo, hi), kernel);
+      }
+    }
+    Kokkos::Profiling::popRegion();
+    if constexpr (checks_range) {
+      int overflowed = 0;
+      Kokkos::deep_copy(space, overflowed, m_overflow);
+      space.fence();
+      if (overflowed) {
+        Kokkos::deep_copy(space, m_overflow, 0);
+        impl::fail("FieldUpdate::run", "half_t output ", overflowed - 1, " ('", outputs.labels[overflowed - 1],
+                   "') received a value that is not finite: the pointwise function's result passes half's range "
+                   "(65504) or is NaN");
+      }
+    }
+  }
+
+ private:
+  struct Load {
+    Kokkos::Array<int, D> offset{};
+  };
+  struct CoefficientTerm {
+    int input = 0, result = 0, field = -1;
+    Kokkos::Array<int, D> offset{}, axis_factor{};
+    Acc weight = 0;
+  };
+  struct Tables {
+    Kokkos::View<const Load*, memory_space> loads;
+    Kokkos::View<const Acc*, memory_space> weights;  ///< [load][result]
+    Kokkos::View<const CoefficientTerm*, memory_space> terms;
+  };
+
+  /// Every neighbour value each input is read at by a constant-weight term, once, with
+  /// one weight per result (0 where a result does not read it); the coefficient terms on
+  /// their own.
+  void build_tables() {
+    std::vector<std::pair<int, Offset<D>>> keys;
+    for (const StencilOn<D>& s : m_shape.results) {
+      for (std::size_t t = 0; t < s.stencil().size(); ++t) {
+        if (s.coefficients()[t].constant()) keys.push_back({s.input(), s.stencil().terms()[t].offset});
+      }
+    }
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    const int max_input = m_shape.results.empty() ? 0 : std::max_element(m_shape.results.begin(), m_shape.results.end(),
+                                                                           [](const auto& a, const auto& b) { return a.input() < b.input(); })->input();
+    m_load_begin.assign(max_input + 2, 0);
+    std::vector<Load> loads(keys.size());
+    std::vector<Acc> weights(keys.size() * NResults, Acc(0));
+    std::vector<CoefficientTerm> terms;
+    for (std::size_t l = 0; l < keys.size(); ++l) {
+      for (int a = 0; a < D; ++a) loads[l].offset[a] = keys[l].second[a];
+      ++m_load_begin[keys[l].first + 1];
+    }
+    for (std::size_t i = 1; i < m_load_begin.size(); ++i) m_load_begin[i] += m_load_begin[i - 1];
+    for (int k = 0; k < NResults; ++k) {
+      const StencilOn<D>& s = m_shape.results[k];
+      for (std::size_t t = 0; t < s.stencil().size(); ++t) {
+        const Term<D>& term     = s.stencil().terms()[t];
+        const Coefficient<D>& c = s.coefficients()[t];
+        if (c.constant()) {
+          const auto l = std::lower_bound(keys.begin(), keys.end(), std::pair{s.input(), term.offset}) - keys.begin();
+          weights[l * NResults + k] = static_cast<Acc>(term.weight);
+        } else {
+          CoefficientTerm ct;
+          ct.input = s.input(), ct.result = k, ct.field = c.field, ct.weight = static_cast<Acc>(term.weight);
+          for (int a = 0; a < D; ++a) ct.offset[a] = term.offset[a], ct.axis_factor[a] = c.axis_factor[a];
+          terms.push_back(ct);
+        }
+      }
+    }
+    m_tables.loads   = upload("sparstencil::FieldUpdate::loads", loads);
+    m_tables.weights = upload("sparstencil::FieldUpdate::weights", weights);
+    m_tables.terms   = upload("sparstencil::FieldUpdate::coefficient_terms", terms);
+  }
+
+  template <class X>
+  static Kokkos::View<const X*, memory_space> upload(const std::string& label, const std::vector<X>& host) {
+    Kokkos::View<X*, memory_space> device(Kokkos::view_alloc(label, Kokkos::WithoutInitializing), host.size());
+    Kokkos::View<const X*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> source(host.data(), host.size());
+    Kokkos::deep_copy(device, source);
+    return device;
+  }
+
+  template <class Pointwise, class Results, class Centres, class Point, bool WithPoint>
+  KOKKOS_INLINE_FUNCTION static auto call(const Pointwise& f, const Results& r, const Centres& c, const Point& x,
+                                          std::bool_constant<WithPoint>) {
+    if constexpr (WithPoint) {
+      return f(r, c, x);
+    } else {
+      return f(r, c);
+    }
+  }
+
+  /// The pass over the grid: one point a work item.
+  template <int NIn, int NOut, class Pointwise, bool WithPoint>
+  struct Kernel {
+    Kokkos::Array<impl::FieldRef<const T, D>, NIn> in;
+    Kokkos::Array<impl::FieldRef<T, D>, NOut> out;
+    Kokkos::Array<int, NIn + 1> load_begin{};
+    Tables tables;
+    Kokkos::View<const impl::FieldRef<const T, D>*, memory_space> coefficient_fields;
+    Kokkos::Array<Kokkos::View<const impl::FieldRef<const T, 1>*, memory_space>, D> axis_factors;
+    Kokkos::Array<int, D> extent{}, radius{};
+    Kokkos::Array<int, 2 * D> rule{};
+    Kokkos::Array<Acc, 2 * D> dirichlet_value{};
+    Kokkos::Array<impl::FieldRef<const T, D>, 2 * D> dirichlet_field{};  ///< data null: the constant
+    Pointwise pointwise;
+    Kokkos::View<int, memory_space> overflow;  ///< half_t: 1 + the output given a value half cannot hold
+
+    explicit Kernel(const Pointwise& p) : pointwise(p) {}
+
+    /// The value at j, a point outside the grid along some axis (face conditions).
+    KOKKOS_INLINE_FUNCTION Acc outside(const impl::FieldRef<const T, D>& f, const int* j) const {
+      int k[D];
+      int dirichlet = -1;
+      for (int a = 0; a < D; ++a) {
+        k[a] = j[a];
+        if (j[a] >= 0 && j[a] < extent[a]) continue;
+        const int side = j[a] < 0 ? 0 : 1, n = extent[a];
+        switch (static_cast<FaceRule>(rule[2 * a + side])) {
+          case FaceRule::periodic: k[a] = side == 0 ? j[a] + n : j[a] - n; break;
+          case FaceRule::neumann: k[a] = side == 0 ? -1 - j[a] : 2 * n - 1 - j[a]; break;
+          case FaceRule::reflect: k[a] = side == 0 ? -j[a] : 2 * (n - 1) - j[a]; break;
+          case FaceRule::ghost: break;
+          case FaceRule::dirichlet:
+            if (dirichlet < 0) dirichlet = 2 * a + side;
+            break;
+        }
+      }
+      if (dirichlet >= 0) {
+        const impl::FieldRef<const T, D>& g = dirichlet_field[dirichlet];
+        if (g.data == nullptr) return dirichlet_value[dirichlet];
+        for (int a = 0; a < D; ++a) k[a] = a == dirichlet / 2 ? 0 : (k[a] < 0 ? 0 : (k[a] >= extent[a] ? extent[a] - 1 : k[a]));
+        return static_cast<Acc>(g.data[g.at(k)]);
+      }
+      return static_cast<Acc>(f.data[f.at(k)]);
+    }
+
+    KOKKOS_INLINE_FUNCTION Acc read(const impl::FieldRef<const T, D>& f, long base, const int* x,
+                                    const Kokkos::Array<int, D>& offset, bool inside) const {
+      if (inside) {
+        long delta = 0;
+        for (int a = 0; a < D; ++a) delta += offset[a] * f.stride[a];
+        return static_cast<Acc>(f.data[base + delta]);
+      }
+      int j[D];
+      for (int a = 0; a < D; ++a) j[a] = x[a] + offset[a];
+      for (int a = 0; a < D; ++a) {
+        if (j[a] < 0 || j[a] >= extent[a]) return outside(f, j);
+      }
+      return static_cast<Acc>(f.data[f.at(j)]);
+    }
+
+    KOKKOS_INLINE_FUNCTION void point(const int* x) const {
+      bool inside = true;
+      for (int a = 0; a < D; ++a) inside = inside && x[a] >= radius[a] && x[a] < extent[a] - radius[a];
+      Kokkos::Array<Acc, NResults> results;
+      for (int r = 0; r < NResults; ++r) results[r] = Acc(0);
+      Kokkos::Array<Acc, NIn> centres;
+      for (int i = 0; i < NIn; ++i) {
+        const impl::FieldRef<const T, D>& f = in[i];
+        const long base                     = f.at(x);
+        centres[i]                          = static_cast<Acc>(f.data[base]);
+        for (int l = load_begin[i]; l < load_begin[i + 1]; ++l) {
+          const Acc v = read(f, base, x, tables.loads(l).offset, inside);
+          for (int r = 0; r < NResults; ++r) results[r] += tables.weights(l * NResults + r) * v;
+        }
+      }
+      for (std::size_t t = 0; t < tables.terms.extent(0); ++t) {
+        const CoefficientTerm& term = tables.terms(t);
+        Acc w                       = term.weight;
+        if (term.field >= 0) {
+          const impl::FieldRef<const T, D>& c = coefficient_fields(term.field);
+          w *= static_cast<Acc>(c.data[c.at(x)]);
+        }
+        for (int a = 0; a < D; ++a) {
+          if (term.axis_factor[a] >= 0) {
+            const impl::FieldRef<const T, 1>& c = axis_factors[a](term.axis_factor[a]);
+            w *= static_cast<Acc>(c.data[c.at(x + a)]);
+          }
+        }
+        Acc v = 0;
+        for (int i = 0; i < NIn; ++i) {
+          if (i == term.input) v = read(in[i], in[i].at(x), x, term.offset, inside);
+        }
+        for (int r = 0; r < NResults; ++r) {
+          if (r == term.result) results[r] += w * v;
+        }
+      }
+      Kokkos::Array<int, D> where;
+      for (int a = 0; a < D; ++a) where[a] = x[a];
+      const auto values = call(pointwise, results, centres, where, std::bool_constant<WithPoint>{});
+      for (int o = 0; o < NOut; ++o) {
+        const T stored = static_cast<T>(values[o]);
+        out[o].data[out[o].at(x)] = stored;
+        if constexpr (checks_range) {
+          const float v = static_cast<float>(stored);
+          if (!(v - v == 0.0f)) overflow() = o + 1;
+        }
+      }
+    }
+
+    KOKKOS_INLINE_FUNCTION void operator()(int i0) const { point(&i0); }
+    KOKKOS_INLINE_FUNCTION void operator()(int i0, int i1) const {
+      const int x[2] = {i0, i1};
+      point(x);
+    }
+    KOKKOS_INLINE_FUNCTION void operator()(int i0, int i1, int i2) const {
+      const int x[3] = {i0, i1, i2};
+      point(x);
+    }
+  };
+
+  template <class VIn, int NIn, class VOut, int NOut, class Pointwise, bool WithPoint = std::is_invocable_v<
+      const Pointwise&, const Kokkos::Array<Acc, NResults>&, const Kokkos::Array<Acc, NIn>&, const Kokkos::Array<int, D>&>>
+  Kernel<NIn, NOut, Pointwise, WithPoint> kernel_for(const FieldList<VIn, D, NIn, memory_space>& inputs,
+                                                     const FieldList<VOut, D, NOut, memory_space>& outputs,
+                                                     const Pointwise& pointwise) const {
+    Kernel<NIn, NOut, Pointwise, WithPoint> k(pointwise);
+    for (int i = 0; i < NIn; ++i) {
+      k.in[i].data = inputs.refs[i].data;
+      k.in[i].stride = inputs.refs[i].stride;
+      k.in[i].ghost  = inputs.refs[i].ghost;
+      k.load_begin[i + 1] = m_load_begin[std::min<std::size_t>(i + 1, m_load_begin.size() - 1)];
+    }
+    k.out    = outputs.refs;
+    k.tables = m_tables;
+    k.overflow = m_overflow;
+    k.coefficient_fields = refs_of<D>("sparstencil::FieldUpdate::coefficient_fields", m_fields);
+    for (int a = 0; a < D; ++a) k.axis_factors[a] = refs_of<1>("sparstencil::FieldUpdate::axis_factors", m_factors[a]);
+    for (int a = 0; a < D; ++a) {
+      k.extent[a] = outputs.extents[0][a];
+      k.radius[a] = m_radius[a];
+      for (int s = 0; s < 2; ++s) {
+        k.rule[2 * a + s]            = static_cast<int>(m_faces.face(a, s).rule);
+        k.dirichlet_value[2 * a + s] = static_cast<Acc>(m_faces.face(a, s).value);
+        if (m_dirichlet[a][s].data()) k.dirichlet_field[2 * a + s] = ref_of<D>(m_dirichlet[a][s]);
+      }
+    }
+    return k;
+  }
+
+  template <int R, class View>
+  static impl::FieldRef<const T, R> ref_of(const View& v) {
+    impl::FieldRef<const T, R> r;
+    r.data = v.data();
+    for (int a = 0; a < R; ++a) r.stride[a] = static_cast<long>(v.stride(a));
+    return r;
+  }
+  template <int R, class View>
+  Kokkos::View<const impl::FieldRef<const T, R>*, memory_space> refs_of(const std::string& label,
+                                                                         const std::vector<View>& views) const {
+    std::vector<impl::FieldRef<const T, R>> refs;
+    for (const View& v : views) refs.push_back(ref_of<R>(v));
+    return upload(label, refs);
+  }
+
+  template <class VIn, int NIn, class VOut, int NOut>
+  void check(const FieldList<VIn, D, NIn, memory_space>& inputs, const FieldList<VOut, D, NOut, memory_space>& outputs) const {
+    const char* fn = "FieldUpdate::run";
+    UpdateShape<D> shape = m_shape;
+    shape.inputs = NIn, shape.outputs = NOut;
+    shape.validate(fn);
+    const std::array<int, D> n = outputs.extents[0];
+    auto field_name = [](const char* kind, int i, const std::string& label) {
+      return std::string(kind) + " " + std::to_string(i) + (label.empty() ? "" : " ('" + label + "')");
+    };
+    auto same_extents = [&](const char* kind, int i, const std::string& label, const std::array<int, D>& e) {
+      if (e != n) {
+        impl::fail(fn, field_name(kind, i, label), " has grid extents ", impl::tuple_string(e), " but output 0 has ",
+                   impl::tuple_string(n), ": every field of an update covers one grid");
+      }
+    };
+    for (int i = 0; i < NIn; ++i) same_extents("input", i, inputs.labels[i], inputs.extents[i]);
+    for (int o = 0; o < NOut; ++o) same_extents("output", o, outputs.labels[o], outputs.extents[o]);
+    for (int a = 0; a < D; ++a) {
+      bool ghost = false, mapped = false;
+      for (int s = 0; s < 2; ++s) {
+        const FaceRule rule = m_faces.face(a, s).rule;
+        ghost               = ghost || rule == FaceRule::ghost;
+        mapped = mapped || rule == FaceRule::periodic || rule == FaceRule::neumann || rule == FaceRule::reflect;
+      }
+      if (mapped && n[a] < m_radius[a] + 1) {
+        impl::fail(fn, "extent ", n[a], " along axis ", a, " is too small for the stencils' radius ", m_radius[a],
+                   " under ", m_faces.describe(), " (a mirrored or wrapped read needs at least ", m_radius[a] + 1, ")");
+      }
+      for (int i = 0; ghost && i < NIn; ++i) {
+        if (inputs.refs[i].ghost[a] < m_radius[a]) {
+          impl::fail(fn, field_name("input", i, inputs.labels[i]), " has ", inputs.refs[i].ghost[a],
+                     " ghost layer(s) along axis ", a, ", fewer than the stencils' radius ", m_radius[a],
+                     " there: a ghost face reads the halo the application filled, at least the radius wide (with_ghosts)");
+        }
+      }
+    }
+    for (std::size_t c = 0; c < m_fields.size(); ++c) {
+      for (int a = 0; a < D; ++a) {
+        if (static_cast<int>(m_fields[c].extent(a)) != n[a]) {
+          impl::fail(fn, "coefficient field ", c, " ('", m_fields[c].label(), "') has extents ",
+                     impl::extents_string(m_fields[c]), " but the grid is ", impl::tuple_string(n));
+        }
+      }
+    }
+    for (int a = 0; a < D; ++a) {
+      for (std::size_t c = 0; c < m_factors[a].size(); ++c) {
+        if (static_cast<int>(m_factors[a][c].extent(0)) != n[a]) {
+          impl::fail(fn, "axis factor ", c, " of axis ", a, " ('", m_factors[a][c].label(), "') has ",
+                     m_factors[a][c].extent(0), " values but the grid has ", n[a], " points along axis ", a);
+        }
+      }
+      for (int s = 0; s < 2; ++s) {
+        const FieldView& v = m_dirichlet[a][s];
+        for (int b = 0; v.data() && b < D; ++b) {
+          if (static_cast<int>(v.extent(b)) != (b == a ? 1 : n[b])) {
+            impl::fail(fn, "the dirichlet values of face (axis ", a, ", side ", s, ") have extents ",
+                       impl::extents_string(v), " but the grid is ", impl::tuple_string(n), " (expected 1 along axis ", a, ")");
+          }
+        }
+      }
+    }
+    check_distinct(fn, inputs, outputs);
+  }
+
+  /// Outputs hold data and share no element with an input or another output.
+  template <class VIn, int NIn, class VOut, int NOut>
+  static void check_distinct(const char* fn, const FieldList<VIn, D, NIn, memory_space>& inputs,
+                             const FieldList<VOut, D, NOut, memory_space>& outputs) {
+    auto range = [](const auto& list, int i) {
+      long lo = 0, hi = 0;
+      for (int a = 0; a < D; ++a) hi += static_cast<long>(list.padded[i][a] - 1) * list.refs[i].stride[a];
+      const auto* p = reinterpret_cast<const char*>(list.refs[i].data);
+      return std::pair{p + lo * static_cast<long>(sizeof(T)), p + (hi + 1) * static_cast<long>(sizeof(T))};
+    };
+    for (int i = 0; i < NIn; ++i) {
+      if (!inputs.refs[i].data) impl::fail(fn, "input ", i, " ('", inputs.labels[i], "') holds no data (a null pointer)");
+    }
+    for (int o = 0; o < NOut; ++o) {
+      if (!outputs.refs[o].data) impl::fail(fn, "output ", o, " ('", outputs.labels[o], "') holds no data (a null pointer)");
+      const auto [lo, hi] = range(outputs, o);
+      for (int i = 0; i < NIn; ++i) {
+        const auto [ilo, ihi] = range(inputs, i);
+        if (lo < ihi && ilo < hi) {
+          impl::fail(fn, "output ", o, " ('", outputs.labels[o], "') and input ", i, " ('", inputs.labels[i],
+                     "') share memory: an update reads neighbours of every point, so it needs separate output buffers");
+        }
+      }
+      for (int p = 0; p < o; ++p) {
+        const auto [plo, phi] = range(outputs, p);
+        if (lo < phi && plo < hi) {
+          impl::fail(fn, "outputs ", p, " ('", outputs.labels[p], "') and ", o, " ('", outputs.labels[o], "') share memory");
+        }
+      }
+    }
+  }
+
+  FaceConditions<D> m_faces;
+  UpdateShape<D> m_shape;
+  std::array<int, D> m_radius{};
+  std::vector<int> m_load_begin;
+  Tables m_tables;
+  std::vector<FieldView> m_fields;
+  std::array<std::vector<CoefficientView>, D> m_factors;
+  std::array<std::array<FieldView, 2>, D> m_dirichlet;
+  Kokkos::View<int, memory_space> m_overflow;
+};
+
+/// One step of `stencil` from `in` into `out` under face conditions: every point written,
+/// reads outside the grid as the faces say. (in and out may be Ghosted.)
+template <class ExecSpace, class In, class Out, int D>
+void apply(const ExecSpace& space, const In& in, const Out& out, const Stencil<D>& stencil, const FaceConditions<D>& faces) {
+  using T = typename impl::view_traits_of<Out>::view::non_const_value_type;
+  FieldUpdate<D, 1, T, ExecSpace> update({StencilOn<D>(stencil, 0)}, faces);
+  update.run(space, fields(in), fields(out),
+             KOKKOS_LAMBDA(const Kokkos::Array<accumulator_t<T>, 1>& s, const Kokkos::Array<accumulator_t<T>, 1>&) { return s; });
+}
+
+}  // namespace sparstencil
