@@ -54,6 +54,13 @@ step sp-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$build/un
 step sp-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
   --gtest_filter="$sparse_reduced"
 step demo "$build/examples/heat2d" --n 8192 --steps 200 --png "$out/heat2d.png"
+# Field updates (docs/UPDATES.md): the tests under the sanitizers, the fused Gray-Scott
+# update against a copy and a straightforward Kokkos form, and the two examples.
+step update-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter='FieldUpdate*'
+step update-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$unit" --gtest_filter='FieldUpdate*'
+step gray-scott-bench "$build/perf_tests/sparstencil_bench_gray_scott" --n 8192 --launches 100 --repeats 7
+step gray-scott "$build/examples/gray_scott" --n 2048 --steps 4000 --png "$out/gray_scott.png"
+step wave "$build/examples/wave" --n 2048 --steps 5600 --png "$out/wave.png"
 # Host work per call and iterate's wall time against its device time (docs/BENCHMARKS.md).
 step calls "$build/perf_tests/sparstencil_bench_calls"
 # Grids decomposed over MPI ranks (docs/DISTRIBUTED.md): two ranks sharing the GPU, the MPI

@@ -12,6 +12,7 @@ packages=(
   libboost-graph-dev       # maximum-cardinality matching for sparsity conversion
   libcli11-dev             # the sparstencil command line
   libpng-dev               # the demo's image
+  imagemagick              # the examples' animations (gray_scott, wave: --gif)
   libopenmpi-dev openmpi-bin  # grids decomposed over MPI ranks (src/mpi) and their tests
   python3-matplotlib       # the benchmark report's plots (scripts/suite_report.py)
   clang-14 libclang-rt-14-dev  # the sanitizer build's compiler, with libFuzzer (scripts/sanitize.sh)

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../heat2d/heatmap_png.hpp"
+#include "heatmap_png.hpp"
 
 namespace {
 

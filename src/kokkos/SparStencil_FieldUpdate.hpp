@@ -185,6 +185,7 @@ class FieldUpdate {
   FieldUpdate& coefficient_fields(const std::vector<FieldView>& views) {
     m_fields                   = views;
     m_shape.coefficient_fields = static_cast<int>(m_fields.size());
+    m_field_refs               = refs_of<D>("sparstencil::FieldUpdate::coefficient_fields", m_fields);
     return *this;
   }
   template <class... Views>
@@ -196,6 +197,7 @@ class FieldUpdate {
     if (axis < 0 || axis >= D) impl::fail("FieldUpdate::axis_factors", "axis ", axis, " does not exist in ", D, "-D");
     m_factors[axis]            = views;
     m_shape.axis_factors[axis] = static_cast<int>(views.size());
+    m_factor_refs[axis]        = refs_of<1>("sparstencil::FieldUpdate::axis_factors", m_factors[axis]);
     return *this;
   }
   template <class... Views>
@@ -247,16 +249,28 @@ class FieldUpdate {
                   "sparstencil: the pointwise function must return Kokkos::Array<Acc, N> with one value per "
                   "output field");
     check(inputs, outputs);
-    const Kernel<NIn, NOut, Pointwise, with_point> kernel = kernel_for(inputs, outputs, pointwise);
-    const std::array<int, D> n                           = outputs.extents[0];
-    const bool left = D > 1 && outputs.refs[0].stride[0] < outputs.refs[0].stride[D - 1];
     Kokkos::Profiling::pushRegion("sparstencil::FieldUpdate::run");
+    bool fits = true;
+    for (std::size_t i = 0; i + 1 < m_load_begin.size(); ++i) fits = fits && m_load_begin[i + 1] - m_load_begin[i] <= inline_loads;
+    if (fits) {
+      launch(space, outputs, kernel_for<true, with_point>(inputs, outputs, pointwise));
+    } else {
+      launch(space, outputs, kernel_for<false, with_point>(inputs, outputs, pointwise));
+    }
+    Kokkos::Profiling::popRegion();
+    check_overflow(space, outputs);
+  }
+
+ private:
+  template <class VOut, int NOut, class Kernel>
+  static void launch(const ExecSpace& space, const FieldList<VOut, D, NOut, memory_space>& outputs, const Kernel& kernel) {
+    const std::array<int, D> n = outputs.extents[0];
     if constexpr (D == 1) {
       Kokkos::parallel_for("sparstencil::field_update", Kokkos::RangePolicy<ExecSpace>(space, 0, n[0]), kernel);
     } else {
       Kokkos::Array<long, D> lo{}, hi{};
       for (int a = 0; a < D; ++a) hi[a] = n[a];
-      if (left) {
+      if (outputs.refs[0].stride[0] < outputs.refs[0].stride[D - 1]) {
         using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<D, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
         Kokkos::parallel_for("sparstencil::field_update", Policy(space, lo, hi), kernel);
       } else {
@@ -264,7 +278,11 @@ class FieldUpdate {
         Kokkos::parallel_for("sparstencil::field_update", Policy(space, lo, hi), kernel);
       }
     }
-    Kokkos::Profiling::popRegion();
+  }
+
+  /// half_t outputs: the overflow flag the kernel set, an error naming the output.
+  template <class VOut, int NOut>
+  void check_overflow(const ExecSpace& space, const FieldList<VOut, D, NOut, memory_space>& outputs) const {
     if constexpr (checks_range) {
       int overflowed = 0;
       Kokkos::deep_copy(space, overflowed, m_overflow);
@@ -278,7 +296,6 @@ class FieldUpdate {
     }
   }
 
- private:
   struct Load {
     Kokkos::Array<int, D> offset{};
   };
@@ -332,6 +349,8 @@ class FieldUpdate {
         }
       }
     }
+    m_host_loads     = loads;
+    m_host_weights   = weights;
     m_tables.loads   = upload("sparstencil::FieldUpdate::loads", loads);
     m_tables.weights = upload("sparstencil::FieldUpdate::weights", weights);
     m_tables.terms   = upload("sparstencil::FieldUpdate::coefficient_terms", terms);
@@ -356,12 +375,22 @@ class FieldUpdate {
   }
 
   /// The pass over the grid: one point a work item.
-  template <int NIn, int NOut, class Pointwise, bool WithPoint>
+  /// Loads an input may have for the kernel to hold them in its parameters, its loop over
+  /// them unrolled (more: tables in device memory).
+  static constexpr int inline_loads = 16;
+
+  template <int NIn, int NOut, class Pointwise, bool WithPoint, bool Inline>
   struct Kernel {
+    static constexpr int slots = Inline ? NIn * inline_loads : 1;
     Kokkos::Array<impl::FieldRef<const T, D>, NIn> in;
     Kokkos::Array<impl::FieldRef<T, D>, NOut> out;
     Kokkos::Array<int, NIn + 1> load_begin{};
     Tables tables;
+    // Inline: input i's loads at slots i * inline_loads ..., their offsets from the point
+    // in each input's memory, their grid offsets and one weight per result.
+    Kokkos::Array<long, slots> delta{};
+    Kokkos::Array<Kokkos::Array<int, D>, slots> offset{};
+    Kokkos::Array<Acc, slots * NResults + 1> weight{};
     Kokkos::View<const impl::FieldRef<const T, D>*, memory_space> coefficient_fields;
     Kokkos::Array<Kokkos::View<const impl::FieldRef<const T, 1>*, memory_space>, D> axis_factors;
     Kokkos::Array<int, D> extent{}, radius{};
@@ -425,9 +454,22 @@ class FieldUpdate {
         const impl::FieldRef<const T, D>& f = in[i];
         const long base                     = f.at(x);
         centres[i]                          = static_cast<Acc>(f.data[base]);
-        for (int l = load_begin[i]; l < load_begin[i + 1]; ++l) {
-          const Acc v = read(f, base, x, tables.loads(l).offset, inside);
-          for (int r = 0; r < NResults; ++r) results[r] += tables.weights(l * NResults + r) * v;
+        if constexpr (Inline) {
+          const int count = load_begin[i + 1] - load_begin[i];
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#pragma unroll
+#endif
+          for (int l = 0; l < inline_loads; ++l) {
+            if (l >= count) break;
+            const int slot = i * inline_loads + l;
+            const Acc v    = inside ? static_cast<Acc>(f.data[base + delta[slot]]) : read(f, base, x, offset[slot], false);
+            for (int r = 0; r < NResults; ++r) results[r] += weight[slot * NResults + r] * v;
+          }
+        } else {
+          for (int l = load_begin[i]; l < load_begin[i + 1]; ++l) {
+            const Acc v = read(f, base, x, tables.loads(l).offset, inside);
+            for (int r = 0; r < NResults; ++r) results[r] += tables.weights(l * NResults + r) * v;
+          }
         }
       }
       for (std::size_t t = 0; t < tables.terms.extent(0); ++t) {
@@ -475,23 +517,31 @@ class FieldUpdate {
     }
   };
 
-  template <class VIn, int NIn, class VOut, int NOut, class Pointwise, bool WithPoint = std::is_invocable_v<
-      const Pointwise&, const Kokkos::Array<Acc, NResults>&, const Kokkos::Array<Acc, NIn>&, const Kokkos::Array<int, D>&>>
-  Kernel<NIn, NOut, Pointwise, WithPoint> kernel_for(const FieldList<VIn, D, NIn, memory_space>& inputs,
-                                                     const FieldList<VOut, D, NOut, memory_space>& outputs,
-                                                     const Pointwise& pointwise) const {
-    Kernel<NIn, NOut, Pointwise, WithPoint> k(pointwise);
+  template <bool Inline, bool WithPoint, class VIn, int NIn, class VOut, int NOut, class Pointwise>
+  Kernel<NIn, NOut, Pointwise, WithPoint, Inline> kernel_for(const FieldList<VIn, D, NIn, memory_space>& inputs,
+                                                             const FieldList<VOut, D, NOut, memory_space>& outputs,
+                                                             const Pointwise& pointwise) const {
+    Kernel<NIn, NOut, Pointwise, WithPoint, Inline> k(pointwise);
     for (int i = 0; i < NIn; ++i) {
       k.in[i].data = inputs.refs[i].data;
       k.in[i].stride = inputs.refs[i].stride;
       k.in[i].ghost  = inputs.refs[i].ghost;
       k.load_begin[i + 1] = m_load_begin[std::min<std::size_t>(i + 1, m_load_begin.size() - 1)];
+      for (int l = k.load_begin[i]; Inline && l < k.load_begin[i + 1]; ++l) {
+        const int slot = i * inline_loads + (l - k.load_begin[i]);
+        k.delta[slot]  = 0;
+        for (int a = 0; a < D; ++a) {
+          k.offset[slot][a] = m_host_loads[l].offset[a];
+          k.delta[slot] += m_host_loads[l].offset[a] * inputs.refs[i].stride[a];
+        }
+        for (int r = 0; r < NResults; ++r) k.weight[slot * NResults + r] = m_host_weights[l * NResults + r];
+      }
     }
     k.out    = outputs.refs;
     k.tables = m_tables;
     k.overflow = m_overflow;
-    k.coefficient_fields = refs_of<D>("sparstencil::FieldUpdate::coefficient_fields", m_fields);
-    for (int a = 0; a < D; ++a) k.axis_factors[a] = refs_of<1>("sparstencil::FieldUpdate::axis_factors", m_factors[a]);
+    k.coefficient_fields = m_field_refs;
+    k.axis_factors       = m_factor_refs;
     for (int a = 0; a < D; ++a) {
       k.extent[a] = outputs.extents[0][a];
       k.radius[a] = m_radius[a];
@@ -620,6 +670,10 @@ class FieldUpdate {
   UpdateShape<D> m_shape;
   std::array<int, D> m_radius{};
   std::vector<int> m_load_begin;
+  std::vector<Load> m_host_loads;
+  std::vector<Acc> m_host_weights;
+  Kokkos::View<const impl::FieldRef<const T, D>*, memory_space> m_field_refs;
+  Kokkos::Array<Kokkos::View<const impl::FieldRef<const T, 1>*, memory_space>, D> m_factor_refs;
   Tables m_tables;
   std::vector<FieldView> m_fields;
   std::array<std::vector<CoefficientView>, D> m_factors;
