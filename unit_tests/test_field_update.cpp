@@ -33,7 +33,6 @@ struct Identity {
   KOKKOS_INLINE_FUNCTION Kokkos::Array<A, 1> operator()(const Kokkos::Array<A, 1>& s, const Kokkos::Array<A, 1>&) const {
     return s;
   }
-  static std::vector<double> magnitude(const std::vector<double>& m, const std::vector<double>&) { return m; }
 };
 
 /// Two fields coupled by a nonlinear term, the third result sharing the first one's input.

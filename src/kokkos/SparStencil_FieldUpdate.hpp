@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "SparStencil_FaceConditions.hpp"
+#include "SparStencil_GenericShapes.hpp"  // SPARSTENCIL_UNROLL
 #include "SparStencil_Precision.hpp"
 #include "SparStencil_UpdateModel.hpp"
 #include "SparStencil_ViewChecks.hpp"
@@ -250,8 +251,16 @@ class FieldUpdate {
                   "output field");
     check(inputs, outputs);
     Kokkos::Profiling::pushRegion("sparstencil::FieldUpdate::run");
+    // Inline tables: at most inline_loads an input, memory distances in 32 bits.
     bool fits = true;
     for (std::size_t i = 0; i + 1 < m_load_begin.size(); ++i) fits = fits && m_load_begin[i + 1] - m_load_begin[i] <= inline_loads;
+    for (int i = 0; fits && i < NIn && i + 1 < static_cast<int>(m_load_begin.size()); ++i) {
+      for (int l = m_load_begin[i]; l < m_load_begin[i + 1]; ++l) {
+        long delta = 0;
+        for (int a = 0; a < D; ++a) delta += m_host_loads[l].offset[a] * inputs.refs[i].stride[a];
+        fits = fits && delta >= INT32_MIN && delta <= INT32_MAX;
+      }
+    }
     if (fits) {
       launch(space, outputs, kernel_for<true, with_point>(inputs, outputs, pointwise));
     } else {
@@ -261,23 +270,26 @@ class FieldUpdate {
     check_overflow(space, outputs);
   }
 
- private:
+  // The parts below are public only because nvcc's kernel registration names their types.
+  /// Light-weight launches: the kernel (its tables inline, under 4 KiB) goes in the launch's
+  /// parameters, not through Kokkos' constant-memory copy and its event per launch.
+  using LightWeight = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
+
+  /// Rows of the grid along its contiguous axis, in chunks of `chunk` points: a team a
+  /// chunk, its threads on consecutive points (coalesced on GPUs, a contiguous loop on CPUs).
+  static constexpr int chunk = 1024;
+
   template <class VOut, int NOut, class Kernel>
-  static void launch(const ExecSpace& space, const FieldList<VOut, D, NOut, memory_space>& outputs, const Kernel& kernel) {
+  static void launch(const ExecSpace& space, const FieldList<VOut, D, NOut, memory_space>& outputs, Kernel kernel) {
     const std::array<int, D> n = outputs.extents[0];
-    if constexpr (D == 1) {
-      Kokkos::parallel_for("sparstencil::field_update", Kokkos::RangePolicy<ExecSpace>(space, 0, n[0]), kernel);
-    } else {
-      Kokkos::Array<long, D> lo{}, hi{};
-      for (int a = 0; a < D; ++a) hi[a] = n[a];
-      if (outputs.refs[0].stride[0] < outputs.refs[0].stride[D - 1]) {
-        using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<D, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
-        Kokkos::parallel_for("sparstencil::field_update", Policy(space, lo, hi), kernel);
-      } else {
-        using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<D, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
-        Kokkos::parallel_for("sparstencil::field_update", Policy(space, lo, hi), kernel);
-      }
-    }
+    kernel.fast                = D > 1 && outputs.refs[0].stride[0] < outputs.refs[0].stride[D - 1] ? 0 : D - 1;
+    kernel.chunks              = (n[kernel.fast] + chunk - 1) / chunk;
+    long teams                 = kernel.chunks;
+    for (int a = 0; a < D; ++a) teams *= a == kernel.fast ? 1 : n[a];
+    if (teams > INT32_MAX) impl::fail("FieldUpdate::run", "the grid ", impl::tuple_string(n), " has too many rows");
+    using Policy         = Kokkos::TeamPolicy<ExecSpace, LightWeight>;
+    const int team_size  = std::min(256, Policy(space, 1, Kokkos::AUTO).team_size_max(kernel, Kokkos::ParallelForTag()));
+    Kokkos::parallel_for("sparstencil::field_update", Policy(space, static_cast<int>(teams), team_size), kernel);
   }
 
   /// half_t outputs: the overflow flag the kernel set, an error naming the output.
@@ -388,7 +400,7 @@ class FieldUpdate {
     Tables tables;
     // Inline: input i's loads at slots i * inline_loads ..., their offsets from the point
     // in each input's memory, their grid offsets and one weight per result.
-    Kokkos::Array<long, slots> delta{};
+    Kokkos::Array<int, slots> delta{};
     Kokkos::Array<Kokkos::Array<int, D>, slots> offset{};
     Kokkos::Array<Acc, slots * NResults + 1> weight{};
     Kokkos::View<const impl::FieldRef<const T, D>*, memory_space> coefficient_fields;
@@ -444,28 +456,42 @@ class FieldUpdate {
       return static_cast<Acc>(f.data[f.at(j)]);
     }
 
-    KOKKOS_INLINE_FUNCTION void point(const int* x) const {
-      bool inside = true;
-      for (int a = 0; a < D; ++a) inside = inside && x[a] >= radius[a] && x[a] < extent[a] - radius[a];
+    /// One point. Inside: at least the radius from every face (every read direct, no face
+    /// rule compiled in); otherwise each read checks its place.
+    template <int Count>
+    KOKKOS_INLINE_FUNCTION void add_loads_of(int first, const T* at, Kokkos::Array<Acc, NResults>& results) const {
+      SPARSTENCIL_UNROLL
+      for (int l = 0; l < Count; ++l) {
+        const Acc v = static_cast<Acc>(at[delta[first + l]]);
+        SPARSTENCIL_UNROLL
+        for (int r = 0; r < NResults; ++r) results[r] += weight[(first + l) * NResults + r] * v;
+      }
+    }
+    template <int... Counts>
+    KOKKOS_INLINE_FUNCTION void add_loads(int count, int first, const T* at, Kokkos::Array<Acc, NResults>& results,
+                                          std::integer_sequence<int, Counts...>) const {
+      ((count == Counts ? add_loads_of<Counts>(first, at, results) : void()), ...);
+    }
+
+    /// `at_in`, `at_out`: the fields' elements at x.
+    template <bool Inside>
+    KOKKOS_INLINE_FUNCTION void point(const int* x, const Kokkos::Array<const T*, NIn>& at_in,
+                                      const Kokkos::Array<T*, NOut>& at_out) const {
+      constexpr bool inside = Inside;
       Kokkos::Array<Acc, NResults> results;
       for (int r = 0; r < NResults; ++r) results[r] = Acc(0);
       Kokkos::Array<Acc, NIn> centres;
+      SPARSTENCIL_UNROLL
       for (int i = 0; i < NIn; ++i) {
         const impl::FieldRef<const T, D>& f = in[i];
-        const long base                     = f.at(x);
-        centres[i]                          = static_cast<Acc>(f.data[base]);
-        if constexpr (Inline) {
-          const int count = load_begin[i + 1] - load_begin[i];
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-#pragma unroll
-#endif
-          for (int l = 0; l < inline_loads; ++l) {
-            if (l >= count) break;
-            const int slot = i * inline_loads + l;
-            const Acc v    = inside ? static_cast<Acc>(f.data[base + delta[slot]]) : read(f, base, x, offset[slot], false);
-            for (int r = 0; r < NResults; ++r) results[r] += weight[slot * NResults + r] * v;
-          }
+        centres[i]                          = static_cast<Acc>(*at_in[i]);
+        if constexpr (Inline && Inside) {
+          // The loop for the input's exact count, fully unrolled: constant indices keep
+          // the tables in the parameter bank, and no slot past the count is issued.
+          add_loads(load_begin[i + 1] - load_begin[i], i * inline_loads, at_in[i], results,
+                    std::make_integer_sequence<int, inline_loads + 1>{});
         } else {
+          const long base = at_in[i] - f.data;
           for (int l = load_begin[i]; l < load_begin[i + 1]; ++l) {
             const Acc v = read(f, base, x, tables.loads(l).offset, inside);
             for (int r = 0; r < NResults; ++r) results[r] += tables.weights(l * NResults + r) * v;
@@ -498,7 +524,7 @@ class FieldUpdate {
       const auto values = call(pointwise, results, centres, where, std::bool_constant<WithPoint>{});
       for (int o = 0; o < NOut; ++o) {
         const T stored = static_cast<T>(values[o]);
-        out[o].data[out[o].at(x)] = stored;
+        *at_out[o]     = stored;
         if constexpr (checks_range) {
           const float v = static_cast<float>(stored);
           if (!(v - v == 0.0f)) overflow() = o + 1;
@@ -506,14 +532,49 @@ class FieldUpdate {
       }
     }
 
-    KOKKOS_INLINE_FUNCTION void operator()(int i0) const { point(&i0); }
-    KOKKOS_INLINE_FUNCTION void operator()(int i0, int i1) const {
-      const int x[2] = {i0, i1};
-      point(x);
-    }
-    KOKKOS_INLINE_FUNCTION void operator()(int i0, int i1, int i2) const {
-      const int x[3] = {i0, i1, i2};
-      point(x);
+    int fast = D - 1, chunks = 1;  ///< the contiguous axis; chunks of a row (launch)
+
+    KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) const {
+      int row         = team.league_rank() / chunks;
+      const int begin = (team.league_rank() - row * chunks) * chunk;
+      const int end   = begin + chunk < extent[fast] ? begin + chunk : extent[fast];
+      int x[D];
+      for (int k = 0; k < D; ++k) {  // the other axes, the one nearest the contiguous axis fastest
+        const int a = fast == 0 ? k : D - 1 - k;
+        if (a == fast) continue;
+        x[a] = row % extent[a];
+        row /= extent[a];
+      }
+      // Points of an inside row between radius and extent - radius along the contiguous
+      // axis take the direct path; the rest apply the face rules.
+      bool inside_row = true;
+      for (int a = 0; a < D; ++a) inside_row = inside_row && (a == fast || (x[a] >= radius[a] && x[a] < extent[a] - radius[a]));
+      int lo = begin, hi = begin;
+      if (inside_row) {
+        lo = begin > radius[fast] ? begin : radius[fast];
+        hi = end < extent[fast] - radius[fast] ? end : extent[fast] - radius[fast];
+        if (hi < lo) lo = hi = begin;
+      }
+      // Each field's element at column 0 of the row, and its stride along the row.
+      x[fast] = 0;
+      Kokkos::Array<const T*, NIn> row_in;
+      Kokkos::Array<T*, NOut> row_out;
+      for (int i = 0; i < NIn; ++i) row_in[i] = in[i].data + in[i].at(x);
+      for (int o = 0; o < NOut; ++o) row_out[o] = out[o].data + out[o].at(x);
+      const auto run = [&](int from, int to, auto inside) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, from, to), [&](int c) {
+          int y[D];
+          for (int a = 0; a < D; ++a) y[a] = a == fast ? c : x[a];
+          Kokkos::Array<const T*, NIn> at_in;
+          Kokkos::Array<T*, NOut> at_out;
+          for (int i = 0; i < NIn; ++i) at_in[i] = row_in[i] + static_cast<long>(c) * in[i].stride[fast];
+          for (int o = 0; o < NOut; ++o) at_out[o] = row_out[o] + static_cast<long>(c) * out[o].stride[fast];
+          this->template point<decltype(inside)::value>(y, at_in, at_out);
+        });
+      };
+      run(begin, lo, std::false_type{});
+      run(lo, hi, std::true_type{});
+      run(hi, end, std::false_type{});
     }
   };
 
@@ -530,10 +591,12 @@ class FieldUpdate {
       for (int l = k.load_begin[i]; Inline && l < k.load_begin[i + 1]; ++l) {
         const int slot = i * inline_loads + (l - k.load_begin[i]);
         k.delta[slot]  = 0;
+        long delta = 0;
         for (int a = 0; a < D; ++a) {
           k.offset[slot][a] = m_host_loads[l].offset[a];
-          k.delta[slot] += m_host_loads[l].offset[a] * inputs.refs[i].stride[a];
+          delta += m_host_loads[l].offset[a] * inputs.refs[i].stride[a];
         }
+        k.delta[slot] = static_cast<int>(delta);  // (range checked by run)
         for (int r = 0; r < NResults; ++r) k.weight[slot * NResults + r] = m_host_weights[l * NResults + r];
       }
     }
@@ -666,6 +729,7 @@ class FieldUpdate {
     }
   }
 
+ private:
   FaceConditions<D> m_faces;
   UpdateShape<D> m_shape;
   std::array<int, D> m_radius{};
