@@ -467,10 +467,19 @@ class FieldUpdate {
         for (int r = 0; r < NResults; ++r) results[r] += weight[(first + l) * NResults + r] * v;
       }
     }
-    template <int... Counts>
-    KOKKOS_INLINE_FUNCTION void add_loads(int count, int first, const T* at, Kokkos::Array<Acc, NResults>& results,
-                                          std::integer_sequence<int, Counts...>) const {
-      ((count == Counts ? add_loads_of<Counts>(first, at, results) : void()), ...);
+    /// The loop for `count` in [Lo, Hi], found by bisection (a few uniform branches a point).
+    template <int Lo, int Hi>
+    KOKKOS_INLINE_FUNCTION void add_loads(int count, int first, const T* at, Kokkos::Array<Acc, NResults>& results) const {
+      if constexpr (Lo == Hi) {
+        add_loads_of<Lo>(first, at, results);
+      } else {
+        constexpr int mid = (Lo + Hi) / 2;
+        if (count <= mid) {
+          add_loads<Lo, mid>(count, first, at, results);
+        } else {
+          add_loads<mid + 1, Hi>(count, first, at, results);
+        }
+      }
     }
 
     /// `at_in`, `at_out`: the fields' elements at x.
@@ -488,8 +497,7 @@ class FieldUpdate {
         if constexpr (Inline && Inside) {
           // The loop for the input's exact count, fully unrolled: constant indices keep
           // the tables in the parameter bank, and no slot past the count is issued.
-          add_loads(load_begin[i + 1] - load_begin[i], i * inline_loads, at_in[i], results,
-                    std::make_integer_sequence<int, inline_loads + 1>{});
+          add_loads<0, inline_loads>(load_begin[i + 1] - load_begin[i], i * inline_loads, at_in[i], results);
         } else {
           const long base = at_in[i] - f.data;
           for (int l = load_begin[i]; l < load_begin[i + 1]; ++l) {
