@@ -514,6 +514,12 @@ TEST(FieldUpdate, BadInputIsNamed) {
   expect_error([&] { with_ghosts(u, 7); }, "ghost width 7 along axis 1 does not fit View 'u' of extents (15,13)");
   expect_error([&] { FieldUpdate<2, 1, float>({StencilOn<2>(heat, 0)}, FaceConditions<2>(FaceCondition::dirichlet(std::nan("")))); },
                "is not finite");
+  // Fields interleaved in one allocation share no element: accepted.
+  Kokkos::View<float***, Kokkos::LayoutRight> packed("packed", 15, 13, 2);
+  Kokkos::deep_copy(packed, 1.0f);
+  apply(space, Kokkos::subview(packed, Kokkos::ALL, Kokkos::ALL, 0), Kokkos::subview(packed, Kokkos::ALL, Kokkos::ALL, 1),
+        heat, neumann);
+  Kokkos::fence();
   // Two inputs, one pointwise function using both centres: runs.
   FieldUpdate<2, 1, float> two({StencilOn<2>(heat, 0)}, neumann);
   two.run(space, fields(u, v), fields(w), Average{});

@@ -11,8 +11,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,11 +22,6 @@ namespace {
 
 using Field = Kokkos::View<float**>;
 constexpr double du = 1.0, dv = 0.5, feed = 0.0545, kill = 0.062;
-
-struct Arguments {
-  int n = 384, steps = 6000, frames = 0;
-  std::string png = "gray_scott.png", gif;
-};
 
 /// The reaction, in the accumulation type A (float on the device, double in the check).
 struct Reaction {
@@ -44,45 +37,6 @@ sparstencil::Stencil<2> laplacian9() {
   for (int i = -1; i <= 1; ++i)
     for (int j = -1; j <= 1; ++j) terms.push_back({{i, j}, i == 0 && j == 0 ? -1.0 : (i == 0 || j == 0 ? 0.2 : 0.05)});
   return sparstencil::Stencil<2>(terms, "laplacian-9");
-}
-
-Arguments parse(int argc, char* argv[]) {
-  Arguments a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag.rfind("--kokkos-", 0) == 0) continue;
-    if (flag == "--help" || flag == "-h") {
-      std::printf("usage: gray_scott [--n N] [--steps S] [--frames K] [--png FILE] [--gif FILE]\n"
-                  "  --n N       N x N grid, 16 <= N <= 65536 (default 384)\n"
-                  "  --steps S   time steps (default 6000)\n"
-                  "  --frames K  K frames over the run, written beside --gif (default 0; 40 with --gif)\n"
-                  "  --png FILE  the final v field (default gray_scott.png)\n"
-                  "  --gif FILE  the frames as an animation (.gif: ImageMagick, .mp4: ffmpeg)\n");
-      std::exit(0);
-    }
-    if (i + 1 >= argc) throw std::runtime_error("gray_scott: " + flag + " needs a value");
-    const std::string value = argv[++i];
-    auto number = [&](long lo, long hi) {
-      char* end    = nullptr;
-      const long v = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end || v < lo || v > hi) {
-        throw std::runtime_error("gray_scott: " + flag + " expects an integer from " + std::to_string(lo) + " to " +
-                                 std::to_string(hi) + ", got '" + value + "'");
-      }
-      return static_cast<int>(v);
-    };
-    if (flag == "--n") a.n = number(16, 65536);
-    else if (flag == "--steps") a.steps = number(1, 100000000);
-    else if (flag == "--frames") a.frames = number(0, 10000);
-    else if (flag == "--png") a.png = value;
-    else if (flag == "--gif") a.gif = value;
-    else throw std::runtime_error("gray_scott: unknown option '" + flag + "' (try --help)");
-  }
-  if (!a.gif.empty()) {
-    check_animation_tool(a.gif);
-    if (a.frames == 0) a.frames = 40;
-  }
-  return a;
 }
 
 /// u = 1, v = 0, with a few seeded squares of v and a little noise.
@@ -164,23 +118,16 @@ void write_v(const Field& v, int n, const std::string& path, int max_side = 1024
   write_heatmap_png(path, values, n, n, 0.0, 0.4, max_side);
 }
 
-int run(const Arguments& args) {
+int run(const RunArguments& args) {
   if (!check_against_reference()) return 1;
   Simulation sim(args.n, args.n);
   seed(sim.u, sim.v, args.n, 1);
-  std::vector<std::string> frames;
-  const std::filesystem::path frame_dir = args.gif.empty() ? std::filesystem::path() : std::filesystem::path(args.gif).replace_extension("") += "_frames";
-  if (args.frames) std::filesystem::create_directories(frame_dir);
+  FrameRecorder recorder(args);
   Kokkos::fence();
   const auto start = std::chrono::steady_clock::now();
   for (int s = 1; s <= args.steps; ++s) {
     sim.step();
-    if (args.frames && s % std::max(1, args.steps / args.frames) == 0 && static_cast<int>(frames.size()) < args.frames) {
-      char name[32];
-      std::snprintf(name, sizeof name, "frame_%05d.png", static_cast<int>(frames.size()));
-      frames.push_back((frame_dir / name).string());
-      write_v(sim.v, args.n, frames.back(), 256);
-    }
+    if (const std::string path = recorder.frame_for(s); !path.empty()) write_v(sim.v, args.n, path, 256);
   }
   Kokkos::fence();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -189,19 +136,16 @@ int run(const Arguments& args) {
               double(args.n) * args.n * args.steps / seconds / 1e9, args.frames ? " (frames included)" : "");
   write_v(sim.v, args.n, args.png);
   std::printf("gray_scott: wrote %s\n", args.png.c_str());
-  if (!args.gif.empty()) {
-    write_animation(frames, args.gif);
-    std::printf("gray_scott: wrote %s (%zu frames in %s)\n", args.gif.c_str(), frames.size(), frame_dir.string().c_str());
-  }
+  if (!args.gif.empty()) std::printf("gray_scott: %s\n", recorder.finish().c_str());
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  Arguments args;
+  RunArguments args;
   try {
-    args = parse(argc, argv);
+    args = parse_run_arguments("gray_scott", argc, argv, {384, 6000, 0, "gray_scott.png", ""}, 16, 40, "v field");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;

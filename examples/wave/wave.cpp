@@ -11,8 +11,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,11 +20,6 @@
 namespace {
 
 using Field = Kokkos::View<float**>;
-
-struct Arguments {
-  int n = 512, steps = 1400, frames = 0;
-  std::string png = "wave.png", gif;
-};
 
 /// The leapfrog update with the source and the sponge, in the accumulation type A.
 struct Leapfrog {
@@ -55,45 +48,6 @@ struct Leapfrog {
 double ricker(double f, int t) {
   const double a = M_PI * f * (t - 1.2 / f), a2 = a * a;
   return (1 - 2 * a2) * std::exp(-a2);
-}
-
-Arguments parse(int argc, char* argv[]) {
-  Arguments a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag.rfind("--kokkos-", 0) == 0) continue;
-    if (flag == "--help" || flag == "-h") {
-      std::printf("usage: wave [--n N] [--steps S] [--frames K] [--png FILE] [--gif FILE]\n"
-                  "  --n N       N x N grid, 64 <= N <= 65536 (default 512)\n"
-                  "  --steps S   time steps (default 1400)\n"
-                  "  --frames K  K frames over the run, written beside --gif (default 0; 50 with --gif)\n"
-                  "  --png FILE  the final wave field (default wave.png)\n"
-                  "  --gif FILE  the frames as an animation (.gif: ImageMagick, .mp4: ffmpeg)\n");
-      std::exit(0);
-    }
-    if (i + 1 >= argc) throw std::runtime_error("wave: " + flag + " needs a value");
-    const std::string value = argv[++i];
-    auto number = [&](long lo, long hi) {
-      char* end    = nullptr;
-      const long v = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end || v < lo || v > hi) {
-        throw std::runtime_error("wave: " + flag + " expects an integer from " + std::to_string(lo) + " to " +
-                                 std::to_string(hi) + ", got '" + value + "'");
-      }
-      return static_cast<int>(v);
-    };
-    if (flag == "--n") a.n = number(64, 65536);
-    else if (flag == "--steps") a.steps = number(1, 100000000);
-    else if (flag == "--frames") a.frames = number(0, 10000);
-    else if (flag == "--png") a.png = value;
-    else if (flag == "--gif") a.gif = value;
-    else throw std::runtime_error("wave: unknown option '" + flag + "' (try --help)");
-  }
-  if (!a.gif.empty()) {
-    check_animation_tool(a.gif);
-    if (a.frames == 0) a.frames = 50;
-  }
-  return a;
 }
 
 /// (c dt / h)^2: c = 1 above 45% of the depth, 1.6 below, 0.6 in a disc; c dt / h = 0.45 at
@@ -192,23 +146,15 @@ void write_u(const Field& u, int n, const std::string& path, int max_side = 1024
   write_heatmap_png(path, values, n, n, -0.5 * peak, 0.5 * peak, max_side);
 }
 
-int run(const Arguments& args) {
+int run(const RunArguments& args) {
   if (!check_against_reference()) return 1;
   Simulation sim(args.n);
-  std::vector<std::string> frames;
-  const std::filesystem::path frame_dir =
-      args.gif.empty() ? std::filesystem::path() : std::filesystem::path(args.gif).replace_extension("") += "_frames";
-  if (args.frames) std::filesystem::create_directories(frame_dir);
+  FrameRecorder recorder(args);
   Kokkos::fence();
   const auto start = std::chrono::steady_clock::now();
   for (int s = 1; s <= args.steps; ++s) {
     sim.step();
-    if (args.frames && s % std::max(1, args.steps / args.frames) == 0 && static_cast<int>(frames.size()) < args.frames) {
-      char name[32];
-      std::snprintf(name, sizeof name, "frame_%05d.png", static_cast<int>(frames.size()));
-      frames.push_back((frame_dir / name).string());
-      write_u(sim.now, args.n, frames.back(), 256);
-    }
+    if (const std::string path = recorder.frame_for(s); !path.empty()) write_u(sim.now, args.n, path, 256);
   }
   Kokkos::fence();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -216,19 +162,16 @@ int run(const Arguments& args) {
               args.n, Kokkos::DefaultExecutionSpace::name(), seconds, args.frames ? " (frames included)" : "");
   write_u(sim.now, args.n, args.png);
   std::printf("wave: wrote %s\n", args.png.c_str());
-  if (!args.gif.empty()) {
-    write_animation(frames, args.gif);
-    std::printf("wave: wrote %s (%zu frames in %s)\n", args.gif.c_str(), frames.size(), frame_dir.string().c_str());
-  }
+  if (!args.gif.empty()) std::printf("wave: %s\n", recorder.finish().c_str());
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  Arguments args;
+  RunArguments args;
   try {
-    args = parse(argc, argv);
+    args = parse_run_arguments("wave", argc, argv, {512, 1400, 0, "wave.png", ""}, 64, 50, "wave field");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;

@@ -399,9 +399,8 @@ class FieldUpdate {
     Kokkos::Array<int, NIn + 1> load_begin{};
     Tables tables;
     // Inline: input i's loads at slots i * inline_loads ..., their offsets from the point
-    // in each input's memory, their grid offsets and one weight per result.
+    // in the input's memory and one weight per result (the face rules read the tables).
     Kokkos::Array<int, slots> delta{};
-    Kokkos::Array<Kokkos::Array<int, D>, slots> offset{};
     Kokkos::Array<Acc, slots * NResults + 1> weight{};
     Kokkos::View<const impl::FieldRef<const T, D>*, memory_space> coefficient_fields;
     Kokkos::Array<Kokkos::View<const impl::FieldRef<const T, 1>*, memory_space>, D> axis_factors;
@@ -600,10 +599,7 @@ class FieldUpdate {
         const int slot = i * inline_loads + (l - k.load_begin[i]);
         k.delta[slot]  = 0;
         long delta = 0;
-        for (int a = 0; a < D; ++a) {
-          k.offset[slot][a] = m_host_loads[l].offset[a];
-          delta += m_host_loads[l].offset[a] * inputs.refs[i].stride[a];
-        }
+        for (int a = 0; a < D; ++a) delta += m_host_loads[l].offset[a] * inputs.refs[i].stride[a];
         k.delta[slot] = static_cast<int>(delta);  // (range checked by run)
         for (int r = 0; r < NResults; ++r) k.weight[slot * NResults + r] = m_host_weights[l * NResults + r];
       }
@@ -705,32 +701,32 @@ class FieldUpdate {
     check_distinct(fn, inputs, outputs);
   }
 
-  /// Outputs hold data and share no element with an input or another output.
+  /// Outputs hold data and share no element with an input or another output (the library's
+  /// overlap test: element by element for equal strides, e.g. fields interleaved in one
+  /// allocation; by memory spans otherwise).
   template <class VIn, int NIn, class VOut, int NOut>
   static void check_distinct(const char* fn, const FieldList<VIn, D, NIn, memory_space>& inputs,
                              const FieldList<VOut, D, NOut, memory_space>& outputs) {
-    auto range = [](const auto& list, int i) {
-      long lo = 0, hi = 0;
-      for (int a = 0; a < D; ++a) hi += static_cast<long>(list.padded[i][a] - 1) * list.refs[i].stride[a];
-      const auto* p = reinterpret_cast<const char*>(list.refs[i].data);
-      return std::pair{p + lo * static_cast<long>(sizeof(T)), p + (hi + 1) * static_cast<long>(sizeof(T))};
+    auto shared = [](const auto& x, int i, const auto& y, int j) {
+      long extent[D];  // the larger padded shape covers both fields: no shared element missed
+      for (int a = 0; a < D; ++a) extent[a] = std::max(x.padded[i][a], y.padded[j][a]);
+      return impl::grid_overlap(reinterpret_cast<std::uintptr_t>(x.refs[i].data), x.refs[i].stride.data(),
+                                reinterpret_cast<std::uintptr_t>(y.refs[j].data), y.refs[j].stride.data(), extent, D,
+                                sizeof(T)) != impl::Overlap::none;
     };
     for (int i = 0; i < NIn; ++i) {
       if (!inputs.refs[i].data) impl::fail(fn, "input ", i, " ('", inputs.labels[i], "') holds no data (a null pointer)");
     }
     for (int o = 0; o < NOut; ++o) {
       if (!outputs.refs[o].data) impl::fail(fn, "output ", o, " ('", outputs.labels[o], "') holds no data (a null pointer)");
-      const auto [lo, hi] = range(outputs, o);
       for (int i = 0; i < NIn; ++i) {
-        const auto [ilo, ihi] = range(inputs, i);
-        if (lo < ihi && ilo < hi) {
+        if (shared(outputs, o, inputs, i)) {
           impl::fail(fn, "output ", o, " ('", outputs.labels[o], "') and input ", i, " ('", inputs.labels[i],
                      "') share memory: an update reads neighbours of every point, so it needs separate output buffers");
         }
       }
       for (int p = 0; p < o; ++p) {
-        const auto [plo, phi] = range(outputs, p);
-        if (lo < phi && plo < hi) {
+        if (shared(outputs, p, outputs, o)) {
           impl::fail(fn, "outputs ", p, " ('", outputs.labels[p], "') and ", o, " ('", outputs.labels[o], "') share memory");
         }
       }
