@@ -1,6 +1,6 @@
 // A fused multi-field update against a copy of the same fields and a straightforward
 // Kokkos implementation, in one run (docs/UPDATES.md):
-//   sparstencil_bench_gray_scott [--n 8192] [--launches 100] [--repeats 7]
+//   sparstencil_bench_gray_scott [--n 8192] [--launches 100] [--repeats 7] [--stream-rows 16]
 // Gray-Scott reaction-diffusion, float, zero-gradient (neumann) walls: two fields in, two
 // out, a 5-point Laplacian of each and a nonlinear reaction. One update moves 16 bytes a
 // point at the least (read u and v, write both); the copy moves the same 16.
@@ -114,7 +114,7 @@ void reaction(const Field& lap_u, const Field& lap_v, const Field& a, const Fiel
   });
 }
 
-int run(int n, int launches, int repeats) {
+int run(int n, int launches, int repeats, int stream_rows) {
   Field u("u", n, n), v("v", n, n), u2("u2", n, n), v2("v2", n, n), lu("lap_u", n, n), lv("lap_v", n, n);
   fill(u, 1, 0.2f, 1.0f);
   fill(v, 2, 0.05f, 0.5f);
@@ -133,6 +133,7 @@ int run(int n, int launches, int repeats) {
                                     "laplacian");
   sparstencil::FieldUpdate<2, 2, float> update({sparstencil::StencilOn<2>(laplacian, 0), sparstencil::StencilOn<2>(laplacian, 1)},
                                                sparstencil::FaceConditions<2>(sparstencil::FaceCondition::neumann()));
+  update.stream_rows(stream_rows);
   const auto fused = [&](int k) {
     if (k % 2) update.run(Space(), sparstencil::fields(u2, v2), sparstencil::fields(u, v), Reaction{});
     else update.run(Space(), sparstencil::fields(u, v), sparstencil::fields(u2, v2), Reaction{});
@@ -161,7 +162,8 @@ int run(int n, int launches, int repeats) {
   const double t_fused = seconds_per_launch(fused, launches, repeats);
   const double t_plain = seconds_per_launch(straightforward, launches, repeats);
   const double copy_gbs = 16 * points / t_copy / 1e9;
-  std::printf("gray-scott float %d^2, %s, %d launches x %d repeats (median)\n", n, Space::name(), launches, repeats);
+  std::printf("gray-scott float %d^2, %s, %d launches x %d repeats (median), stream rows %d\n", n, Space::name(), launches,
+              repeats, stream_rows);
   std::printf("  copy of both fields     %9.3f ms  %7.1f GB/s (16 bytes a point; parallel_for %.1f, deep_copy %.1f GB/s)\n",
               t_copy * 1e3, copy_gbs, 16 * points / t_kernel_copy / 1e9, 16 * points / t_deep_copy / 1e9);
   std::printf("  fused FieldUpdate       %9.3f ms  %7.1f GB/s  %5.1f%% of the copy  %7.2f Gpoints/s\n", t_fused * 1e3,
@@ -177,7 +179,7 @@ int run(int n, int launches, int repeats) {
 
 int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard guard(argc, argv);
-  int n = 8192, launches = 100, repeats = 7;
+  int n = 8192, launches = 100, repeats = 7, stream_rows = 16;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
@@ -187,10 +189,11 @@ int main(int argc, char* argv[]) {
       if (flag == "--n") n = value;
       else if (flag == "--launches") launches = value;
       else if (flag == "--repeats") repeats = value;
+      else if (flag == "--stream-rows") stream_rows = value;
       else throw std::runtime_error("bench_gray_scott: unknown option '" + flag + "'");
     }
     if (n < 8 || launches < 1 || repeats < 1) throw std::runtime_error("bench_gray_scott: --n >= 8, --launches and --repeats >= 1");
-    return run(n, launches, repeats);
+    return run(n, launches, repeats, stream_rows);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;

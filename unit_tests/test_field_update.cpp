@@ -96,11 +96,13 @@ ReferencePointwise<D> host_pointwise(std::function<std::vector<double>(const std
 /// within the precision-derived bound, and the outputs' halos untouched.
 template <class T, class L, int D, int NRes, int NIn, int NOut, class F>
 void check_update(const Case<D>& c, const std::array<StencilOn<D>, NRes>& results, const F& pointwise,
-                  const ReferencePointwise<D>& reference, const ReferencePointwise<D>& magnitude, std::uint64_t seed) {
+                  const ReferencePointwise<D>& reference, const ReferencePointwise<D>& magnitude, std::uint64_t seed,
+                  int stream_rows = 16) {
   using Acc = accumulator_t<T>;
   SCOPED_TRACE("extents " + impl::tuple_string(c.extents) + ", faces " + c.faces.describe() + ", ghost " +
-               impl::tuple_string(c.ghost));
+               impl::tuple_string(c.ghost) + ", stream rows " + std::to_string(stream_rows));
   FieldUpdate<D, NRes, T> update(results, c.faces);
+  update.stream_rows(stream_rows);
   std::array<DeviceGrid<T, L, D>, NIn> in;
   std::array<DeviceGrid<T, L, D>, NOut> out;
   std::vector<HostField<D>> host_in, abs_in, expected(NOut), bound_of(NOut);
@@ -284,6 +286,51 @@ TYPED_TEST(FieldUpdateTest, EveryRuleOnEveryFaceOfPresets) {
     periodic.extents = {2 * s.radius()[0] + 5, 2 * s.radius()[1] + 7};
     check_update<T, L, 2, 1, 1, 1>(periodic, {StencilOn<2>(s, 0)}, Identity{}, identity, identity, 99);
   }
+}
+
+/// The streaming pass (inside points walked along the slowest axis, the frame around them
+/// point by point) for every window it has and stencils past them, walks of every length
+/// against the grid's rows (0: no streaming), odd extents, ghost faces among the rules.
+template <class T, class L>
+void streaming_cases() {
+  std::mt19937_64 rng(41);
+  const auto identity2 = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 2>&) { return s; };
+  const auto identity3 = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 3>&) { return s; };
+  // Stencils along one axis: no reach along the other, the window's is 1 all the same.
+  const Stencil<2> along_0({{{-1, 0}, 0.25}, {{0, 0}, 0.5}, {{1, 0}, 0.25}}, "along axis 0");
+  const Stencil<2> along_1({{{0, -1}, 0.25}, {{0, 0}, 0.5}, {{0, 1}, 0.25}}, "along axis 1");
+  // A radius-2 star (the 5 x 2 star window) and a 3 x 5 box (5 x 1 along one layout's
+  // streaming axis, 3 x 2 along the other's).
+  const Stencil<2> star_9p({{{0, 0}, -5.0}, {{-1, 0}, 1.0}, {{1, 0}, 1.0}, {{0, -1}, 1.0}, {{0, 1}, 1.0},
+                            {{-2, 0}, 0.25}, {{2, 0}, 0.25}, {{0, -2}, 0.25}, {{0, 2}, 0.25}},
+                           "star 9 points");
+  std::vector<Term<2>> wide;
+  for (int i = -1; i <= 1; ++i) {
+    for (int j = -2; j <= 2; ++j) wide.push_back({{i, j}, 0.1 + 0.01 * (5 * i + j)});
+  }
+  const Stencil<2> box_3x5(wide, "box 3 x 5");
+  std::vector<Stencil<2>> planar = {presets::heat_2d(), presets::box_2d9p(), presets::star_2d13p(), presets::box_2d49p(),
+                                    along_0, along_1, star_9p, box_3x5};
+  for (int k = 0; k < 4; ++k) planar.push_back(random_stencil<2>(rng, 1 + k % 2));
+  std::vector<Stencil<3>> solid = {presets::heat_3d(), presets::box_3d27p(), random_stencil<3>(rng, 1)};
+  for (const int rows : {1, 2, 3, 5, 16, 0}) {
+    for (const Stencil<2>& s : planar) {
+      Case<2> c = random_case<2>(rng, s.radius());
+      c.extents = {2 * s.radius()[0] + 19, 2 * s.radius()[1] + 14};
+      SCOPED_TRACE(s.name());
+      check_update<T, L, 2, 1, 1, 1>(c, {StencilOn<2>(s, 0)}, Identity{}, identity2, identity2, 50 + rows, rows);
+    }
+    for (const Stencil<3>& s : solid) {
+      Case<3> c = random_case<3>(rng, s.radius());
+      c.extents = {2 * s.radius()[0] + 7, 2 * s.radius()[1] + 4, 2 * s.radius()[2] + 9};
+      SCOPED_TRACE(s.name());
+      check_update<T, L, 3, 1, 1, 1>(c, {StencilOn<3>(s, 0)}, Identity{}, identity3, identity3, 60 + rows, rows);
+    }
+  }
+}
+
+TYPED_TEST(FieldUpdateTest, StreamingPassForEveryWindowAndWalkLength) {
+  streaming_cases<typename TypeParam::value_type, typename TypeParam::layout>();
 }
 
 template <class T, class L, int D>
@@ -514,6 +561,8 @@ TEST(FieldUpdate, BadInputIsNamed) {
   expect_error([&] { with_ghosts(u, 7); }, "ghost width 7 along axis 1 does not fit View 'u' of extents (15,13)");
   expect_error([&] { FieldUpdate<2, 1, float>({StencilOn<2>(heat, 0)}, FaceConditions<2>(FaceCondition::dirichlet(std::nan("")))); },
                "is not finite");
+  expect_error([&] { FieldUpdate<2, 1, float>({StencilOn<2>(heat, 0)}, neumann).stream_rows(-1); },
+               "rows -1 is negative (0 turns the streaming pass off)");
   // Fields interleaved in one allocation share no element: accepted.
   Kokkos::View<float***, Kokkos::LayoutRight> packed("packed", 15, 13, 2);
   Kokkos::deep_copy(packed, 1.0f);

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -92,6 +93,16 @@ struct view_traits_of<Ghosted<View>> {
   static View get(const Ghosted<View>& g) { return g.view; }
   static std::array<int, View::rank> ghost(const Ghosted<View>& g) { return g.width; }
 };
+
+/// Asks for *p's line in L2 (CUDA; nothing elsewhere): the rows a walk reaches later than
+/// its registers can hold.
+KOKKOS_FORCEINLINE_FUNCTION void prefetch_l2(const void* p) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+  (void)p;
+#endif
+}
 
 template <class X>
 struct array_size {
@@ -221,6 +232,14 @@ class FieldUpdate {
     return *this;
   }
 
+  /// Points a work item walks along the slowest axis in the streaming pass (default 16);
+  /// 0: no streaming pass, every point a work item.
+  FieldUpdate& stream_rows(int rows) {
+    if (rows < 0) impl::fail("FieldUpdate::stream_rows", "rows ", rows, " is negative (0 turns the streaming pass off)");
+    m_stream_rows = rows;
+    return *this;
+  }
+
   const FaceConditions<D>& faces() const { return m_faces; }
   const UpdateShape<D>& shape() const { return m_shape; }
 
@@ -261,7 +280,8 @@ class FieldUpdate {
         fits = fits && delta >= INT32_MIN && delta <= INT32_MAX;
       }
     }
-    if (fits) {
+    if (run_streamed<with_point>(space, inputs, outputs, pointwise)) {
+    } else if (fits) {
       launch(space, outputs, kernel_for<true, with_point>(inputs, outputs, pointwise));
     } else {
       launch(space, outputs, kernel_for<false, with_point>(inputs, outputs, pointwise));
@@ -279,10 +299,106 @@ class FieldUpdate {
   /// chunk, its threads on consecutive points (coalesced on GPUs, a contiguous loop on CPUs).
   static constexpr int chunk = 1024;
 
+  /// The streaming pass where the shape fits one of its windows (and 32-bit distances);
+  /// false, nothing launched, otherwise.
+  template <bool WithPoint, class VIn, int NIn, class VOut, int NOut, class Pointwise>
+  bool run_streamed(const ExecSpace& space, const FieldList<VIn, D, NIn, memory_space>& inputs,
+                    const FieldList<VOut, D, NOut, memory_space>& outputs, const Pointwise& pointwise) const {
+    if constexpr (D < 2 || NResults == 0) {
+      return false;
+    } else {
+      if (m_stream_rows == 0 || m_tables.terms.extent(0) != 0) return false;
+      const int fast = fast_axis(outputs), stream = fast == 0 ? D - 1 : 0;
+      // Each result's cross-sections (its offsets with the streaming axis' part dropped);
+      // star shapes (reach along the streaming axis only at the zero cross-section) list
+      // the zero one first.
+      auto cross_of = [&](Offset<D> offset) {
+        offset[stream] = 0;
+        return offset;
+      };
+      bool star = true;
+      for (int r = 0; r < NResults; ++r) {
+        for (const Term<D>& term : m_shape.results[r].stencil().terms()) {
+          star = star && (term.offset[stream] == 0 || cross_of(term.offset) == Offset<D>{});
+        }
+      }
+      std::array<std::vector<Offset<D>>, NResults> cross;
+      for (int r = 0; star && r < NResults; ++r) cross[r].push_back(Offset<D>{});
+      int k_max = 0, r_max = 0;
+      for (int r = 0; r < NResults; ++r) {
+        for (const Term<D>& term : m_shape.results[r].stencil().terms()) {
+          if (std::find(cross[r].begin(), cross[r].end(), cross_of(term.offset)) == cross[r].end()) {
+            cross[r].push_back(cross_of(term.offset));
+          }
+          r_max = std::max(r_max, std::abs(term.offset[stream]));
+        }
+        k_max = std::max(k_max, static_cast<int>(cross[r].size()));
+      }
+      auto launch_window = [&](auto window) {
+        using Win = decltype(window);
+        using Pass  = Streamed<NIn, NOut, Pointwise, WithPoint, Win>;
+        constexpr int K = Pass::K, R = Pass::R, W = Pass::W, C = Pass::C;
+        Pass s(kernel_for<false, WithPoint>(inputs, outputs, pointwise));
+        for (int r = 0; r < NResults; ++r) {
+          const int i = m_shape.results[r].input();
+          s.source[r] = s.kernel.in[i];
+          for (std::size_t k = 0; k < cross[r].size(); ++k) {
+            long delta = 0;
+            for (int a = 0; a < D; ++a) delta += cross[r][k][a] * inputs.refs[i].stride[a];
+            if (delta < INT32_MIN || delta > INT32_MAX) return false;
+            s.cross_delta[r * K + k] = static_cast<int>(delta);
+          }
+          for (const Term<D>& term : m_shape.results[r].stencil().terms()) {
+            const auto k = std::find(cross[r].begin(), cross[r].end(), cross_of(term.offset)) - cross[r].begin();
+            const auto at = Win::star ? (k == 0 ? term.offset[stream] + R : W + k - 1) : k * W + term.offset[stream] + R;
+            s.cross_weight[r * C + at] += static_cast<Acc>(term.weight);
+          }
+        }
+        const std::array<int, D> n = outputs.extents[0];
+        s.stream = stream, s.rows = m_stream_rows;
+        for (int a = 0, p = 1; a < D; ++a) s.order[a == fast ? 0 : (a == stream ? D - 1 : p++)] = a;
+        // The box the walks cover: every read inside the grid, the window's included (its
+        // radius along the streaming axis may pass the stencils').
+        std::array<int, D> reach = m_radius;
+        reach[stream]            = R;
+        bool box                 = true;
+        for (int a = 0; a < D; ++a) box = box && n[a] > 2 * reach[a];
+        for (int a = 0; box && a < D; ++a) s.lo[a] = reach[a], s.count[a] = n[a] - 2 * reach[a];
+        s.walks = box ? (s.count[stream] + s.rows - 1) / s.rows : 0;
+        for (int a = 0; a < D; ++a) s.walks *= a == stream ? 1 : s.count[a];
+        for (int p = 0; p < D; ++p) {
+          s.slab[p] = 1;
+          for (int q = 0; q < D; ++q) {
+            const int a = s.order[q];
+            s.slab[p] *= q < p ? s.count[a] : (q == p ? n[a] - s.count[a] : n[a]);
+          }
+          s.frame += s.slab[p];
+        }
+        using Policy = Kokkos::RangePolicy<ExecSpace, LightWeight, Kokkos::IndexType<long>>;
+        Kokkos::parallel_for("sparstencil::field_update_streamed", Policy(space, 0, s.frame + s.walks), s);
+        return true;
+      };
+      if (star && k_max <= 3 && r_max <= 1) return launch_window(Window<3, 1, true>{});
+      if (star && k_max <= 5 && r_max <= 1) return launch_window(Window<5, 1, true>{});
+      if (star && k_max <= 5 && r_max <= 2) return launch_window(Window<5, 2, true>{});
+      if (k_max <= 3 && r_max <= 1) return launch_window(Window<3, 1>{});
+      if (k_max <= 5 && r_max <= 1) return launch_window(Window<5, 1>{});
+      if (k_max <= 5 && r_max <= 2) return launch_window(Window<5, 2>{});
+      if (k_max <= 9 && r_max <= 1) return launch_window(Window<9, 1>{});
+      return false;
+    }
+  }
+
+  /// The axis along which the outputs' elements are contiguous (first or last).
+  template <class VOut, int NOut>
+  static int fast_axis(const FieldList<VOut, D, NOut, memory_space>& outputs) {
+    return D > 1 && outputs.refs[0].stride[0] < outputs.refs[0].stride[D - 1] ? 0 : D - 1;
+  }
+
   template <class VOut, int NOut, class Kernel>
   static void launch(const ExecSpace& space, const FieldList<VOut, D, NOut, memory_space>& outputs, Kernel kernel) {
     const std::array<int, D> n = outputs.extents[0];
-    kernel.fast                = D > 1 && outputs.refs[0].stride[0] < outputs.refs[0].stride[D - 1] ? 0 : D - 1;
+    kernel.fast                = fast_axis(outputs);
     kernel.chunks              = (n[kernel.fast] + chunk - 1) / chunk;
     long teams                 = kernel.chunks;
     for (int a = 0; a < D; ++a) teams *= a == kernel.fast ? 1 : n[a];
@@ -526,6 +642,12 @@ class FieldUpdate {
           if (r == term.result) results[r] += w * v;
         }
       }
+      finish(x, results, centres, at_out);
+    }
+
+    /// The pointwise function at x and the outputs' values stored.
+    KOKKOS_FORCEINLINE_FUNCTION void finish(const int* x, const Kokkos::Array<Acc, NResults>& results,
+                                       const Kokkos::Array<Acc, NIn>& centres, const Kokkos::Array<T*, NOut>& at_out) const {
       Kokkos::Array<int, D> where;
       for (int a = 0; a < D; ++a) where[a] = x[a];
       const auto values = call(pointwise, results, centres, where, std::bool_constant<WithPoint>{});
@@ -582,6 +704,174 @@ class FieldUpdate {
       run(begin, lo, std::false_type{});
       run(lo, hi, std::true_type{});
       run(hi, end, std::false_type{});
+    }
+  };
+
+  /// The streaming pass, for shapes whose constant-weight stencils fit a window of K
+  /// cross-sections (offsets along every axis but the slowest) by 2R + 1 rows along the
+  /// slowest axis, with no coefficient terms. A work item walks `rows` points of the box
+  /// inside the radius along the slowest axis; each result keeps its input's values at its
+  /// cross-sections over the last 2R + 1 rows in registers, so a point costs K loads a
+  /// result, not one a term, and every distance is fixed for the walk. Points outside the
+  /// box (the frame) follow, one a work item, with the face rules.
+  /// Star: cross-section 0 is the zero offset and the others are read on the walk's row
+  /// only (star stencils): they are loaded for the row being computed, not kept.
+  template <int K, int R, bool Star = false>
+  struct Window {
+    static constexpr int cross = K, radius = R;
+    static constexpr bool star = Star;
+  };
+
+  template <int NIn, int NOut, class Pointwise, bool WithPoint, class Win>
+  struct Streamed {
+    static constexpr int K = Win::cross, R = Win::radius, W = 2 * Win::radius + 1;
+    static constexpr bool Star = Win::star;
+    static constexpr int Q = Star ? W : K * W;          ///< values a result keeps
+    static constexpr int C = Star ? W + K - 1 : K * W;  ///< weights a result has
+    /// Rows between the row a step loads and the one it asks L2 for: two walks of the
+    /// default length ahead (perf_tests/RESULTS.md, 2026-11-24 seventeenth session).
+    static constexpr int ahead = 32;
+    Kernel<NIn, NOut, Pointwise, WithPoint, false> kernel;  ///< the fields, the face rules, the pointwise function
+    Kokkos::Array<impl::FieldRef<const T, D>, NResults> source;  ///< each result's input
+    Kokkos::Array<int, NResults * K> cross_delta{};              ///< [result][k]: memory distance in its input
+    /// [result][k][row offset + R]; Star: [result][row offset + R] of cross-section 0,
+    /// then [result][W + k - 1] of cross-section k's row
+    Kokkos::Array<Acc, NResults * C> cross_weight{};
+    int stream = 0, rows = 1;  ///< the slowest axis; points a walk covers
+    Kokkos::Array<int, D> order{}, lo{}, count{};  ///< axes fastest first (stream last); the box inside
+    long walks = 0, frame = 0;                     ///< work items walking the box; points outside it
+    Kokkos::Array<long, D> slab{};  ///< frame points with axis order[p] outside the box, order[q < p] inside
+
+    explicit Streamed(const Kernel<NIn, NOut, Pointwise, WithPoint, false>& k) : kernel(k) {}
+
+    /// A walk's state (indexed by constants only, so that it lives in registers).
+    struct Walk {
+      Kokkos::Array<Acc, NResults * Q> queue;  ///< [result][k][row slot]
+      Kokkos::Array<const T*, NResults> lead;      ///< each result's input at the next row to load
+      Kokkos::Array<const T*, NIn> centre;
+      Kokkos::Array<T*, NOut> out;
+      Kokkos::Array<int, D> x;  ///< the point; x[stream] advances
+    };
+
+    /// x with its streaming coordinate set to `row`.
+    KOKKOS_FORCEINLINE_FUNCTION Kokkos::Array<int, D> at_row(const Kokkos::Array<int, D>& x, int row) const {
+      Kokkos::Array<int, D> y;
+      SPARSTENCIL_UNROLL
+      for (int a = 0; a < D; ++a) y[a] = a == stream ? row : x[a];
+      return y;
+    }
+
+    /// Loads each result's cross-sections of the row `lead` points at into `slot`.
+    KOKKOS_FORCEINLINE_FUNCTION void load_row(Walk& w, int slot) const {
+      SPARSTENCIL_UNROLL
+      for (int r = 0; r < NResults; ++r) {
+        SPARSTENCIL_UNROLL
+        for (int k = 0; k < (Star ? 1 : K); ++k) {
+          w.queue[r * Q + k * W + slot] = static_cast<Acc>(w.lead[r][cross_delta[r * K + k]]);
+        }
+        w.lead[r] += source[r].stride[stream];
+      }
+    }
+
+    /// One point of a walk; Phase: its row's place in the queue's cycle.
+    template <int Phase>
+    KOKKOS_FORCEINLINE_FUNCTION void step(Walk& w, int row) const {
+      if (row + ahead < lo[stream] + count[stream]) {
+        SPARSTENCIL_UNROLL
+        for (int r = 0; r < NResults; ++r) impl::prefetch_l2(w.lead[r] + ahead * source[r].stride[stream]);
+      }
+      load_row(w, (Phase + 2 * R) % W);
+      Kokkos::Array<Acc, NResults> results;
+      SPARSTENCIL_UNROLL
+      for (int r = 0; r < NResults; ++r) {
+        Acc sum = 0;
+        if constexpr (Star) {
+          SPARSTENCIL_UNROLL
+          for (int d = 0; d < W; ++d) sum += cross_weight[r * C + d] * w.queue[r * Q + (Phase + d) % W];
+          const T* on_row = w.lead[r] - (R + 1) * source[r].stride[stream];  // (lead has passed row + R)
+          SPARSTENCIL_UNROLL
+          for (int k = 1; k < K; ++k) sum += cross_weight[r * C + W + k - 1] * static_cast<Acc>(on_row[cross_delta[r * K + k]]);
+        } else {
+          SPARSTENCIL_UNROLL
+          for (int k = 0; k < K; ++k) {
+            SPARSTENCIL_UNROLL
+            for (int d = 0; d < W; ++d) sum += cross_weight[(r * K + k) * W + d] * w.queue[(r * K + k) * W + (Phase + d) % W];
+          }
+        }
+        results[r] = sum;
+      }
+      Kokkos::Array<Acc, NIn> centres;
+      SPARSTENCIL_UNROLL
+      for (int i = 0; i < NIn; ++i) {
+        centres[i] = static_cast<Acc>(*w.centre[i]);
+        w.centre[i] += kernel.in[i].stride[stream];
+      }
+      kernel.finish(at_row(w.x, row).data(), results, centres, w.out);
+      SPARSTENCIL_UNROLL
+      for (int o = 0; o < NOut; ++o) w.out[o] += kernel.out[o].stride[stream];
+    }
+
+    /// Rows [row, end) of the walk, the queue's cycle unrolled.
+    template <std::size_t... Phase>
+    KOKKOS_FORCEINLINE_FUNCTION void walk(Walk& w, int row, int end, std::index_sequence<Phase...>) const {
+      while (((row < end && (step<static_cast<int>(Phase)>(w, row++), true)) && ...)) {
+      }
+    }
+
+    /// Items [0, walks) walk the box, the rest are the frame's points.
+    KOKKOS_INLINE_FUNCTION void operator()(long item) const {
+      if (item >= walks) {
+        frame_point(item - walks);
+        return;
+      }
+      Walk w;
+      int place[D];  // the walk's first point along order[p]
+      SPARSTENCIL_UNROLL
+      for (int p = 0; p + 1 < D; ++p) {
+        place[p] = static_cast<int>(item % count[order[p]]);
+        item /= count[order[p]];
+      }
+      place[D - 1] = static_cast<int>(item) * rows;
+      SPARSTENCIL_UNROLL
+      for (int a = 0; a < D; ++a) {
+        SPARSTENCIL_UNROLL
+        for (int p = 0; p < D; ++p) {
+          if (order[p] == a) w.x[a] = lo[a] + place[p];
+        }
+      }
+      const int row = lo[stream] + place[D - 1];
+      const int end = row + rows < lo[stream] + count[stream] ? row + rows : lo[stream] + count[stream];
+      const Kokkos::Array<int, D> first = at_row(w.x, row - R);
+      SPARSTENCIL_UNROLL
+      for (int r = 0; r < NResults; ++r) w.lead[r] = source[r].data + source[r].at(first.data());
+      SPARSTENCIL_UNROLL
+      for (int i = 0; i < NIn; ++i) w.centre[i] = kernel.in[i].data + kernel.in[i].at(w.x.data());
+      SPARSTENCIL_UNROLL
+      for (int o = 0; o < NOut; ++o) w.out[o] = kernel.out[o].data + kernel.out[o].at(w.x.data());
+      SPARSTENCIL_UNROLL
+      for (int slot = 0; slot < 2 * R; ++slot) load_row(w, slot);
+      walk(w, row, end, std::make_index_sequence<W>{});
+    }
+
+    /// Frame point t: slab p (axis order[p] outside the box, order[q < p] inside, the rest
+    /// anywhere), decoded fastest axis first.
+    KOKKOS_INLINE_FUNCTION void frame_point(long t) const {
+      int p = 0;
+      while (p + 1 < D && t >= slab[p]) t -= slab[p++];
+      int x[D];
+      for (int q = 0; q < D; ++q) {
+        const int a = order[q];
+        const int n = kernel.extent[a];
+        const int e = q < p ? count[a] : (q == p ? n - count[a] : n);
+        const int c = static_cast<int>(t % e);
+        t /= e;
+        x[a] = q < p ? lo[a] + c : (q == p && c >= lo[a] ? c + count[a] : c);
+      }
+      Kokkos::Array<const T*, NIn> at_in;
+      Kokkos::Array<T*, NOut> at_out;
+      for (int i = 0; i < NIn; ++i) at_in[i] = kernel.in[i].data + kernel.in[i].at(x);
+      for (int o = 0; o < NOut; ++o) at_out[o] = kernel.out[o].data + kernel.out[o].at(x);
+      kernel.template point<false>(x, at_in, at_out);
     }
   };
 
@@ -737,6 +1027,7 @@ class FieldUpdate {
   FaceConditions<D> m_faces;
   UpdateShape<D> m_shape;
   std::array<int, D> m_radius{};
+  int m_stream_rows = 16;
   std::vector<int> m_load_begin;
   std::vector<Load> m_host_loads;
   std::vector<Acc> m_host_weights;
