@@ -4,6 +4,7 @@
 // the errors that bad input gets.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "test_utils.hpp"
@@ -313,7 +314,7 @@ void streaming_cases() {
                                     along_0, along_1, star_9p, box_3x5};
   for (int k = 0; k < 4; ++k) planar.push_back(random_stencil<2>(rng, 1 + k % 2));
   std::vector<Stencil<3>> solid = {presets::heat_3d(), presets::box_3d27p(), random_stencil<3>(rng, 1)};
-  for (const int rows : {1, 2, 3, 5, 16, 0}) {
+  for (const int rows : {1, 2, 3, 5, 16, 0, std::numeric_limits<int>::max()}) {
     for (const Stencil<2>& s : planar) {
       Case<2> c = random_case<2>(rng, s.radius());
       c.extents = {2 * s.radius()[0] + 19, 2 * s.radius()[1] + 14};

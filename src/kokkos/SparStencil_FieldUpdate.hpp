@@ -309,6 +309,7 @@ class FieldUpdate {
     } else {
       if (m_stream_rows == 0 || m_tables.terms.extent(0) != 0) return false;
       const int fast = fast_axis(outputs), stream = fast == 0 ? D - 1 : 0;
+      if (outputs.extents[0][stream] > INT32_MAX / 2) return false;  // a walk's rows stay within int
       // Each result's cross-sections (its offsets with the streaming axis' part dropped);
       // star shapes (reach along the streaming axis only at the zero cross-section) list
       // the zero one first.
@@ -355,7 +356,7 @@ class FieldUpdate {
           }
         }
         const std::array<int, D> n = outputs.extents[0];
-        s.stream = stream, s.rows = m_stream_rows;
+        s.stream = stream, s.rows = std::min(m_stream_rows, n[stream]);  // (rows + a row within int)
         for (int a = 0, p = 1; a < D; ++a) s.order[a == fast ? 0 : (a == stream ? D - 1 : p++)] = a;
         // The box the walks cover: every read inside the grid, the window's included (its
         // radius along the streaming axis may pass the stencils').
@@ -364,7 +365,7 @@ class FieldUpdate {
         bool box                 = true;
         for (int a = 0; a < D; ++a) box = box && n[a] > 2 * reach[a];
         for (int a = 0; box && a < D; ++a) s.lo[a] = reach[a], s.count[a] = n[a] - 2 * reach[a];
-        s.walks = box ? (s.count[stream] + s.rows - 1) / s.rows : 0;
+        s.walks = box ? (static_cast<long>(s.count[stream]) + s.rows - 1) / s.rows : 0;
         for (int a = 0; a < D; ++a) s.walks *= a == stream ? 1 : s.count[a];
         for (int p = 0; p < D; ++p) {
           s.slab[p] = 1;
