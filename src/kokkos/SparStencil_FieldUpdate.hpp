@@ -270,21 +270,20 @@ class FieldUpdate {
                   "output field");
     check(inputs, outputs);
     Kokkos::Profiling::pushRegion("sparstencil::FieldUpdate::run");
-    // Inline tables: at most inline_loads an input, memory distances in 32 bits.
-    bool fits = true;
-    for (std::size_t i = 0; i + 1 < m_load_begin.size(); ++i) fits = fits && m_load_begin[i + 1] - m_load_begin[i] <= inline_loads;
-    for (int i = 0; fits && i < NIn && i + 1 < static_cast<int>(m_load_begin.size()); ++i) {
-      for (int l = m_load_begin[i]; l < m_load_begin[i + 1]; ++l) {
-        long delta = 0;
-        for (int a = 0; a < D; ++a) delta += m_host_loads[l].offset[a] * inputs.refs[i].stride[a];
-        fits = fits && delta >= INT32_MIN && delta <= INT32_MAX;
+    if (!run_streamed<with_point>(space, inputs, outputs, pointwise)) {
+      // Inline tables: at most inline_loads an input, memory distances in 32 bits.
+      bool fits = true;
+      for (std::size_t i = 0; i + 1 < m_load_begin.size(); ++i) fits = fits && m_load_begin[i + 1] - m_load_begin[i] <= inline_loads;
+      for (int i = 0; fits && i < NIn && i + 1 < static_cast<int>(m_load_begin.size()); ++i) {
+        for (int l = m_load_begin[i]; l < m_load_begin[i + 1]; ++l) {
+          fits = fits && fits_int(distance(m_host_loads[l].offset, inputs.refs[i].stride));
+        }
       }
-    }
-    if (run_streamed<with_point>(space, inputs, outputs, pointwise)) {
-    } else if (fits) {
-      launch(space, outputs, kernel_for<true, with_point>(inputs, outputs, pointwise));
-    } else {
-      launch(space, outputs, kernel_for<false, with_point>(inputs, outputs, pointwise));
+      if (fits) {
+        launch(space, outputs, kernel_for<true, with_point>(inputs, outputs, pointwise));
+      } else {
+        launch(space, outputs, kernel_for<false, with_point>(inputs, outputs, pointwise));
+      }
     }
     Kokkos::Profiling::popRegion();
     check_overflow(space, outputs);
@@ -344,9 +343,8 @@ class FieldUpdate {
           const int i = m_shape.results[r].input();
           s.source[r] = s.kernel.in[i];
           for (std::size_t k = 0; k < cross[r].size(); ++k) {
-            long delta = 0;
-            for (int a = 0; a < D; ++a) delta += cross[r][k][a] * inputs.refs[i].stride[a];
-            if (delta < INT32_MIN || delta > INT32_MAX) return false;
+            const long delta = distance(cross[r][k], inputs.refs[i].stride);
+            if (!fits_int(delta)) return false;
             s.cross_delta[r * K + k] = static_cast<int>(delta);
           }
           for (const Term<D>& term : m_shape.results[r].stencil().terms()) {
@@ -389,6 +387,15 @@ class FieldUpdate {
       return false;
     }
   }
+
+  /// The memory distance (elements) of a grid offset in a field of these strides.
+  template <class Offsets>
+  static long distance(const Offsets& offset, const Kokkos::Array<long, D>& stride) {
+    long d = 0;
+    for (int a = 0; a < D; ++a) d += offset[a] * stride[a];
+    return d;
+  }
+  static bool fits_int(long d) { return d >= INT32_MIN && d <= INT32_MAX; }
 
   /// The axis along which the outputs' elements are contiguous (first or last).
   template <class VOut, int NOut>
@@ -888,10 +895,7 @@ class FieldUpdate {
       k.load_begin[i + 1] = m_load_begin[std::min<std::size_t>(i + 1, m_load_begin.size() - 1)];
       for (int l = k.load_begin[i]; Inline && l < k.load_begin[i + 1]; ++l) {
         const int slot = i * inline_loads + (l - k.load_begin[i]);
-        k.delta[slot]  = 0;
-        long delta = 0;
-        for (int a = 0; a < D; ++a) delta += m_host_loads[l].offset[a] * inputs.refs[i].stride[a];
-        k.delta[slot] = static_cast<int>(delta);  // (range checked by run)
+        k.delta[slot]  = static_cast<int>(distance(m_host_loads[l].offset, inputs.refs[i].stride));  // (range checked by run)
         for (int r = 0; r < NResults; ++r) k.weight[slot * NResults + r] = m_host_weights[l * NResults + r];
       }
     }
