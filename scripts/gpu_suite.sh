@@ -77,6 +77,13 @@ if [ -x "$build/unit_tests/mpi/sparstencil_mpi_tests" ] && command -v mpirun > /
   step distributed mpirun -np 2 "$build/perf_tests/sparstencil_bench_distributed" --n 8192 --steps 200 --fusion 1
   step distributed4 mpirun -np 2 "$build/perf_tests/sparstencil_bench_distributed" --n 8192 --steps 200 --fusion 4
   step distributed1 mpirun -np 1 "$build/perf_tests/sparstencil_bench_distributed" --n 8192 --steps 200 --fusion 1
+  # The two ranks' kernels at once through MPS (without it the GPU runs them in turns).
+  if command -v nvidia-cuda-mps-control > /dev/null; then
+    step dist-mps bash "$root/scripts/with_mps.sh" mpirun -np 2 "$build/perf_tests/sparstencil_bench_distributed" \
+      --n 8192 --steps 200 --fusion 1
+    step dist-mps-p bash "$root/scripts/with_mps.sh" mpirun -np 2 "$build/perf_tests/sparstencil_bench_distributed" \
+      --n 8192 --steps 200 --fusion 1 --boundary periodic
+  fi
   step heat-mpi mpirun -np 4 "$build/examples/heat_mpi" --n 4096 --steps 400 --png "$out/heat_mpi.png"
 else
   echo "== mpi: skipped (no MPI build or no mpirun here)"

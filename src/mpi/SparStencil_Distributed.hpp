@@ -204,6 +204,93 @@ class LaunchTimer {
   double m_seconds = 0;
 };
 
+/// A CUDA stream of the device's highest priority for the exchange's small kernels, so
+/// their blocks are placed ahead of the interior's waiting ones (also across the ranks
+/// that share a GPU through MPS); destroyed with its owner, after every use of it.
+class PriorityStream {
+ public:
+  PriorityStream() = default;
+  PriorityStream(const PriorityStream&) = delete;
+  PriorityStream& operator=(const PriorityStream&) = delete;
+#if defined(KOKKOS_ENABLE_CUDA)
+  ~PriorityStream() {
+    if (m_stream) cudaStreamDestroy(m_stream);
+  }
+  cudaStream_t get() {
+    if (!m_stream) {
+      int least = 0, greatest = 0;
+      check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+      check(cudaStreamCreateWithPriority(&m_stream, cudaStreamNonBlocking, greatest), "cudaStreamCreateWithPriority");
+    }
+    return m_stream;
+  }
+
+ private:
+  static void check(cudaError_t status, const char* call) {
+    if (status != cudaSuccess) fail("DistributedPlan", call, " failed: ", cudaGetErrorString(status));
+  }
+  cudaStream_t m_stream = nullptr;
+#endif
+};
+
+/// Boxes of a padded field copied to or from contiguous buffers (each box's points in
+/// LayoutRight order) in one launch: every message of an exchange packed, or unpacked,
+/// at once instead of a copy each.
+template <class PaddedView, int D>
+struct BoxCopies {
+  using T = typename PaddedView::non_const_value_type;
+  static constexpr int most = 26;  ///< the neighbours of a 3-D block
+  struct Box {
+    T* data = nullptr;  ///< the box's contiguous values
+    long first = 0;     ///< the box's first index in the launch
+    Kokkos::Array<long, D> begin{}, size{};  ///< in the padded allocation's coordinates
+  };
+  PaddedView field;
+  Kokkos::Array<Box, most> boxes;
+  int count   = 0;
+  bool unpack = false;  ///< buffers to the field (else the field to buffers)
+
+  void add(T* data, const Kokkos::Array<long, D>& begin, const Kokkos::Array<long, D>& size) {
+    if (count == most) fail("DistributedPlan", "more than ", most, " boxes in one copy (internal)");
+    Box& b = boxes[count];
+    b.data = data, b.begin = begin, b.size = size;
+    b.first = count == 0 ? 0 : boxes[count - 1].first + points(boxes[count - 1]);
+    ++count;
+  }
+  long total() const { return count == 0 ? 0 : boxes[count - 1].first + points(boxes[count - 1]); }
+  KOKKOS_INLINE_FUNCTION static long points(const Box& b) {
+    long n = 1;
+    for (int k = 0; k < D; ++k) n *= b.size[k];
+    return n;
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const long i) const {
+    int m = 0;
+    while (m + 1 < count && boxes[m + 1].first <= i) ++m;
+    const Box& b = boxes[m];
+    long r = i - b.first;
+    Kokkos::Array<long, D> c;
+    for (int k = D - 1; k >= 0; --k) c[k] = b.begin[k] + r % b.size[k], r /= b.size[k];
+    T& value = at(c);
+    if (unpack) value = b.data[i - b.first];
+    else b.data[i - b.first] = value;
+  }
+  KOKKOS_INLINE_FUNCTION T& at(const Kokkos::Array<long, D>& c) const {
+    if constexpr (D == 1) {
+      return field(c[0]);
+    } else if constexpr (D == 2) {
+      return field(c[0], c[1]);
+    } else {
+      return field(c[0], c[1], c[2]);
+    }
+  }
+  template <class ExecSpace>
+  void run(const ExecSpace& space) const {
+    if (count == 0) return;
+    Kokkos::parallel_for("sparstencil::halo_copies",
+                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(space, 0, total()), *this);
+  }
+};
+
 }  // namespace impl
 
 /// A grid of `extent` points decomposed into blocks over the ranks of an MPI communicator,
@@ -570,10 +657,8 @@ class DistributedPlan {
       if (m_deepest == INT_MAX) m_deepest = 8;  // no axis needs a halo
       if (options.fusion > 0) m_deepest = std::min(m_deepest, options.fusion);
     });
-#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 40000
-    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
-      m_exchange_space = Kokkos::Experimental::partition_space(space, 1)[0];
-    }
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) m_exchange_space = Kokkos::Cuda(m_exchange_stream.get());
 #endif
     m_staged = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Field::memory_space>::accessible &&
                !impl::mpi_takes_cuda_pointers();
@@ -669,9 +754,10 @@ class DistributedPlan {
   struct Message {
     int peer = MPI_PROC_NULL, tag = 0;
     Coords lo{}, hi{};  ///< the box sent (owned points) or received into (ghosts)
-    Kokkos::View<T*, typename Field::memory_space> device;
-    Kokkos::View<T*, impl::StagingSpace> host;
+    long offset = 0, count = 0;  ///< its place in the exchange's buffers
+    bool self = false;           ///< to or from this rank (a periodic axis it spans alone)
   };
+  using Copies = impl::BoxCopies<typename Field::padded_view, D>;
   struct Band {
     Coords lo{}, hi{};                ///< the points it writes
     Coords region_lo{}, region_hi{};  ///< the box it reads
@@ -685,12 +771,20 @@ class DistributedPlan {
     std::unique_ptr<LocalPlan> full;   ///< the computed box in one launch
     std::unique_ptr<LocalPlan> inner;  ///< the block alone (null: no overlap)
     std::vector<Band> bands;
+    /// Every message packed into one buffer, copied to the host at once where staged;
+    /// the receives from other ranks first in theirs, so one copy brings them back. A
+    /// message to this rank is unpacked from the send buffer (no MPI, no staging).
     std::vector<Message> sends, receives;
+    Kokkos::View<T*, typename Field::memory_space> send_device, receive_device;
+    Kokkos::View<T*, impl::StagingSpace> send_host, receive_host;
+    long remote_sent = 0, remote_received = 0;  ///< values sent to and received from other ranks
+    Copies pack, unpack;       ///< their field set per launch
     std::unique_ptr<Field> scratch;  ///< the bands' output
     ExchangeEstimate estimate;
     bool overlap_planned = false;  ///< plan_overlap ran (made on the first launches, not for a probe)
   };
 
+  impl::PriorityStream m_exchange_stream;  // first: destroyed after every space using it
   ExecSpace m_space, m_exchange_space;
   Stencil<D> m_stencil;
   Options m_options;
@@ -819,7 +913,7 @@ class DistributedPlan {
 
   void make_messages(Setup& s, const Coords& n) {
     const auto directions = neighbour_directions(D);
-    long bytes            = 0;
+    long bytes = 0, sent = 0;
     for (std::size_t d = 0; d < directions.size(); ++d) {
       const std::array<int, 3>& o = directions[d];
       std::array<int, 3> back{};
@@ -841,31 +935,73 @@ class DistributedPlan {
       // A message carries its sender's direction: received from o, it was sent toward -o.
       send.tag    = static_cast<int>(d);
       receive.tag = static_cast<int>(std::find(directions.begin(), directions.end(), back) - directions.begin());
-      (void)impl::element_count("DistributedPlan", volume);
-      send.device    = Kokkos::View<T*, typename Field::memory_space>("sparstencil halo send", volume);
-      receive.device = Kokkos::View<T*, typename Field::memory_space>("sparstencil halo receive", volume);
-      if (m_staged) {
-        send.host    = Kokkos::View<T*, impl::StagingSpace>("sparstencil halo send (host)", volume);
-        receive.host = Kokkos::View<T*, impl::StagingSpace>("sparstencil halo receive (host)", volume);
-      }
-      bytes += volume * static_cast<long>(sizeof(T));
-      s.sends.push_back(std::move(send));
-      s.receives.push_back(std::move(receive));
+      send.count = receive.count = impl::element_count("DistributedPlan", volume);
+      send.self = receive.self = send.peer == m_domain.rank();
+      if (!send.self) bytes += volume * static_cast<long>(sizeof(T));
+      s.sends.push_back(send);
+      s.receives.push_back(receive);
+    }
+    // Messages to and from other ranks first (one copy each way moves them all), then
+    // those to this rank, which are unpacked from the send buffer.
+    const auto remote = [](const Message& m) { return !m.self; };
+    std::stable_partition(s.sends.begin(), s.sends.end(), remote);
+    std::stable_partition(s.receives.begin(), s.receives.end(), remote);
+    for (Message& m : s.sends) {
+      m.offset = sent;
+      sent += m.count;
+      if (!m.self) s.remote_sent = sent;
+    }
+    for (Message& m : s.receives) {
+      if (m.self) continue;
+      m.offset = s.remote_received;
+      s.remote_received += m.count;
+    }
+    using DeviceBuffer = Kokkos::View<T*, typename Field::memory_space>;
+    s.send_device    = DeviceBuffer("sparstencil halo send", static_cast<std::size_t>(sent));
+    s.receive_device = DeviceBuffer("sparstencil halo receive", static_cast<std::size_t>(s.remote_received));
+    if (m_staged) {
+      s.send_host    = Kokkos::View<T*, impl::StagingSpace>("sparstencil halo send (host)",
+                                                         static_cast<std::size_t>(s.remote_sent));
+      s.receive_host = Kokkos::View<T*, impl::StagingSpace>("sparstencil halo receive (host)",
+                                                            static_cast<std::size_t>(s.remote_received));
+    }
+    auto padded = [&](const Coords& lo, const Coords& hi, Kokkos::Array<long, D>& begin, Kokkos::Array<long, D>& size) {
+      for (int k = 0; k < D; ++k) begin[k] = lo[k] + m_ghost, size[k] = hi[k] - lo[k];
+    };
+    s.unpack.unpack = true;
+    for (const Message& m : s.sends) {
+      Kokkos::Array<long, D> begin, size;
+      padded(m.lo, m.hi, begin, size);
+      s.pack.add(s.send_device.data() + m.offset, begin, size);
+    }
+    for (const Message& m : s.receives) {
+      Kokkos::Array<long, D> begin, size;
+      padded(m.lo, m.hi, begin, size);
+      s.unpack.add((m.self ? s.send_device.data() + matching_send(s, m).offset : s.receive_device.data() + m.offset),
+                   begin, size);
     }
     Interconnect link = m_distributed.link;
     if (!m_staged) link.staging_GBps = 0;
-    s.estimate = exchange_estimate(bytes, static_cast<int>(s.sends.size()), link);
+    const long remote_messages = std::count_if(s.sends.begin(), s.sends.end(), remote);
+    s.estimate                 = exchange_estimate(bytes, static_cast<int>(remote_messages), link);
+    s.estimate.local_copies    = static_cast<int>(s.sends.size()) - static_cast<int>(remote_messages);
   }
 
-  /// What MPI sends or receives: the host copy where halos are staged, else the device buffer.
-  T* buffer(const Message& m) const { return m_staged ? m.host.data() : m.device.data(); }
-  static int count(const Message& m) { return static_cast<int>(m.device.size()); }  // checked in make_messages
+  /// The send to this rank that a receive from this rank takes its values from.
+  static const Message& matching_send(const Setup& s, const Message& receive) {
+    for (const Message& m : s.sends) {
+      if (m.self && m.tag == receive.tag) return m;
+    }
+    impl::fail("DistributedPlan", "no send matches a message to this rank (internal)");
+  }
 
-  /// A message's device buffer as a contiguous View of its box's shape.
-  static auto packed_box(const Message& m) {
-    Coords size{};
-    for (int k = 0; k < D; ++k) size[k] = m.hi[k] - m.lo[k];
-    return impl::packed<typename Field::memory_space, D>(m.device.data(), size);
+  /// Where MPI reads or writes a message: the host copy where halos are staged, else the
+  /// device buffer.
+  T* send_buffer(const Setup& s, const Message& m) const {
+    return (m_staged ? s.send_host.data() : s.send_device.data()) + m.offset;
+  }
+  T* receive_buffer(const Setup& s, const Message& m) const {
+    return (m_staged ? s.receive_host.data() : s.receive_device.data()) + m.offset;
   }
 
   static double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -880,16 +1016,18 @@ class DistributedPlan {
     const auto start     = std::chrono::steady_clock::now();
     LaunchTimeline time;
     std::vector<MPI_Request> requests;
-    for (Message& m : s.receives) {
+    for (const Message& m : s.receives) {
+      if (m.self) continue;
       requests.emplace_back();
-      impl::check_mpi(MPI_Irecv(buffer(m), count(m), impl::element_type<T>(), m.peer, m.tag, comm, &requests.back()),
+      impl::check_mpi(MPI_Irecv(receive_buffer(s, m), static_cast<int>(m.count), impl::element_type<T>(), m.peer, m.tag,
+                                comm, &requests.back()),
                       function, "MPI_Irecv");
     }
-    // Packing first: on a device its small kernels start before the interior fills the
-    // GPU, and the copies to and from the host run on the copy engines beside it.
-    time.exchange_begin = seconds_since(start);
-    for (Message& m : s.sends) Kokkos::deep_copy(m_exchange_space, packed_box(m), a.box(m.lo, m.hi));
-    if (s.inner) {  // on a host space it returns when done, and the exchange follows it
+    // The interior first; on a device the packing kernel, on a stream of higher priority,
+    // still starts before the interior's waiting blocks, and the copies to and from the
+    // host run on the copy engines beside it. (On a host space the interior returns when
+    // done, and the exchange follows it.)
+    if (s.inner) {
       time.inner_begin = seconds_since(start);
       if (m_distributed.record_timeline) {
         m_inner_timer.time(m_space, [&] { s.inner->launch(a.owned(), b.owned(), steps); });
@@ -897,23 +1035,28 @@ class DistributedPlan {
         s.inner->launch(a.owned(), b.owned(), steps);
       }
     }
-    if (m_staged) {
-      for (Message& m : s.sends) Kokkos::deep_copy(m_exchange_space, m.host, m.device);
+    time.exchange_begin = seconds_since(start);
+    s.pack.field        = a.padded();
+    s.pack.run(m_exchange_space);
+    if (m_staged && s.remote_sent > 0) {
+      const std::pair<long, long> remote(0, s.remote_sent);
+      Kokkos::deep_copy(m_exchange_space, Kokkos::subview(s.send_host, remote), Kokkos::subview(s.send_device, remote));
     }
     m_exchange_space.fence();
-    for (Message& m : s.sends) {
+    for (const Message& m : s.sends) {
+      if (m.self) continue;
       requests.emplace_back();
-      impl::check_mpi(MPI_Isend(buffer(m), count(m), impl::element_type<T>(), m.peer, m.tag, comm, &requests.back()),
+      impl::check_mpi(MPI_Isend(send_buffer(s, m), static_cast<int>(m.count), impl::element_type<T>(), m.peer, m.tag,
+                                comm, &requests.back()),
                       function, "MPI_Isend");
     }
     impl::check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), function,
                     "MPI_Waitall");
-    if (m_staged) {
-      for (Message& m : s.receives) Kokkos::deep_copy(m_exchange_space, m.device, m.host);
-    }
+    if (m_staged && s.remote_received > 0) Kokkos::deep_copy(m_exchange_space, s.receive_device, s.receive_host);
     if (m_distributed.record_timeline) m_exchange_space.fence();
     time.exchange_end = seconds_since(start);  // the halo is on the device
-    for (Message& m : s.receives) Kokkos::deep_copy(m_exchange_space, a.box(m.lo, m.hi), packed_box(m));
+    s.unpack.field    = a.padded();
+    s.unpack.run(m_exchange_space);
     if (s.inner) {
       // Each band's points are copied out before the next band's box, which may overlap
       // it in the scratch field, is computed; over the interior's inexact points, so after

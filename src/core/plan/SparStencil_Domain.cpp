@@ -128,8 +128,10 @@ std::string explain_distributed(const std::vector<int>& ranks_per_axis, const st
   out << "Decomposition: " << impl::tuple_string(global_extent) << " over ranks " << impl::tuple_string(ranks_per_axis)
       << "; this rank's block " << impl::tuple_string(block_extent) << ", halo " << impl::tuple_string(halo_width)
       << " (" << steps_per_exchange << " step" << (steps_per_exchange == 1 ? "" : "s") << " an exchange)\n";
-  out << "Exchange: " << exchange.messages << (exchange.messages == 1 ? " message, " : " messages, ") << exchange.bytes_sent / 1e6 << " MB each way; link "
-      << link.bandwidth_GBps << " GB/s, " << link.latency_us << " us a message";
+  out << "Exchange: " << exchange.messages << (exchange.messages == 1 ? " message, " : " messages, ")
+      << exchange.bytes_sent / 1e6 << " MB each way";
+  if (exchange.local_copies > 0) out << " (and " << exchange.local_copies << " halo boxes copied within the rank)";
+  out << "; link " << link.bandwidth_GBps << " GB/s, " << link.latency_us << " us a message";
   if (link.staging_GBps > 0) out << ", staged through the host at " << link.staging_GBps << " GB/s";
   out << ": " << exchange.seconds * 1e6 << " us\n";
   if (p.overlapped) {

@@ -42,7 +42,10 @@ struct Interconnect {
 /// What one exchange moves for one rank and how long the model says it takes.
 struct ExchangeEstimate {
   long bytes_sent = 0;  ///< the same come back
-  int messages    = 0;  ///< sends (as many receives)
+  int messages    = 0;  ///< sends to other ranks (as many receives)
+  /// Halos a rank sends itself (along a periodic axis it spans alone): copied on its
+  /// device without MPI, left out of the time.
+  int local_copies = 0;
   double seconds  = 0;  ///< latency a message, bytes over the link, staging both ways
 };
 
