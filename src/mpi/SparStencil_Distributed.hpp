@@ -216,11 +216,16 @@ class PriorityStream {
   ~PriorityStream() {
     if (m_stream) cudaStreamDestroy(m_stream);
   }
-  cudaStream_t get() {
+  /// The stream, made on `device` at the first call.
+  cudaStream_t get(int device) {
     if (!m_stream) {
+      int current = 0;
+      check(cudaGetDevice(&current), "cudaGetDevice");
+      check(cudaSetDevice(device), "cudaSetDevice");
       int least = 0, greatest = 0;
       check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
       check(cudaStreamCreateWithPriority(&m_stream, cudaStreamNonBlocking, greatest), "cudaStreamCreateWithPriority");
+      check(cudaSetDevice(current), "cudaSetDevice");
     }
     return m_stream;
   }
@@ -286,8 +291,12 @@ struct BoxCopies {
   template <class ExecSpace>
   void run(const ExecSpace& space) const {
     if (count == 0) return;
-    Kokkos::parallel_for("sparstencil::halo_copies",
-                         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>>(space, 0, total()), *this);
+    // Light-weight: the boxes travel in the kernel's parameters, not through constant
+    // memory (whose launches wait on the host for the one before).
+    static_assert(sizeof(BoxCopies) < 4096, "the halo copies must fit the launch parameters");
+    using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>,
+                                      Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
+    Kokkos::parallel_for("sparstencil::halo_copies", Policy(space, 0, total()), *this);
   }
 };
 
@@ -658,7 +667,9 @@ class DistributedPlan {
       if (options.fusion > 0) m_deepest = std::min(m_deepest, options.fusion);
     });
 #if defined(KOKKOS_ENABLE_CUDA)
-    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) m_exchange_space = Kokkos::Cuda(m_exchange_stream.get());
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+      m_exchange_space = Kokkos::Cuda(m_exchange_stream.get(space.cuda_device()));
+    }
 #endif
     m_staged = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Field::memory_space>::accessible &&
                !impl::mpi_takes_cuda_pointers();
@@ -701,6 +712,9 @@ class DistributedPlan {
       prepare(*s, a, b, launches);
     });
     m_timeline.clear();
+    // The exchange's stream is not ordered after work the caller queued on the plan's
+    // space (each launch ends with both fenced).
+    m_space.fence();
     for (int n : launches) {
       launch(*s, a, b, n);
       std::swap(a, b);
@@ -1073,6 +1087,7 @@ class DistributedPlan {
       s.full->launch(a.box(s.computed_lo, s.computed_hi), b.box(s.computed_lo, s.computed_hi), steps);
       m_space.fence();
     }
+    s.pack.field = s.unpack.field = {};  // the fields' memory is the caller's to free
     if (m_distributed.record_timeline) m_timeline.push_back(time);
   }
 };
