@@ -9,20 +9,21 @@
 // - fused: sparstencil::FieldUpdate, one pass;
 // - straightforward: one parallel_for per Laplacian into scratch fields, then one for the
 //   update (40 bytes a point).
-// Device time per launch: CUDA events around back-to-back launches where Kokkos has CUDA
-// (a fence and a clock elsewhere), after a warm-up; the median of the repeats.
+// Device time per launch: bench_timing.hpp.
 #include <SparStencil.hpp>
 
+#include "bench_timing.hpp"
+
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace {
+
+using sparstencil::bench::seconds_per_launch;
 
 using Space = Kokkos::DefaultExecutionSpace;
 using Field = Kokkos::View<float**, Kokkos::LayoutRight, Space::memory_space>;
@@ -38,41 +39,6 @@ struct Reaction {
     return {c[0] + du * lap[0] - uvv + feed * (1.0f - c[0]), c[1] + dv * lap[1] + uvv - (feed + kill) * c[1]};
   }
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-/// Seconds per launch: `launch(k)` for k = 0, 1, ... back to back.
-double seconds_per_launch(const std::function<void(int)>& launch, int launches, int repeats) {
-  for (int k = 0; k < 10; ++k) launch(k);
-  Kokkos::fence();
-  std::vector<double> samples;
-  for (int r = 0; r < repeats; ++r) {
-#if defined(KOKKOS_ENABLE_CUDA)
-    cudaEvent_t start, stop;
-    if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
-      throw std::runtime_error("bench_gray_scott: cudaEventCreate failed");
-    }
-    cudaEventRecord(start, Space().cuda_stream());
-    for (int k = 0; k < launches; ++k) launch(k);
-    cudaEventRecord(stop, Space().cuda_stream());
-    if (cudaEventSynchronize(stop) != cudaSuccess) throw std::runtime_error("bench_gray_scott: a launch failed");
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    samples.push_back(ms * 1e-3 / launches);
-#else
-    const auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < launches; ++k) launch(k);
-    Kokkos::fence();
-    samples.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / launches);
-#endif
-  }
-  return median(samples);
-}
 
 void fill(const Field& f, std::uint64_t seed, float lo, float hi) {
   auto host = Kokkos::create_mirror_view(f);

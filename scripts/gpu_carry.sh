@@ -8,7 +8,8 @@ dest=${2:?usage: gpu_carry.sh BUILD_DIR DEST}
 programs=(unit_tests/sparstencil_unit_tests unit_tests/sparstencil_cuda_tests examples/heat2d
           examples/gray_scott examples/wave perf_tests/sparstencil_bench_gray_scott
           perf_tests/sparstencil_bench_calls perf_tests/sparstencil_bench_suite
-          perf_tests/sparstencil_bench_generic perf_tests/sparstencil_bench_sparse)
+          perf_tests/sparstencil_bench_generic perf_tests/sparstencil_bench_sparse
+          perf_tests/sparstencil_bench_compute_bound)
 # The MPI programs, where the build has them (SparStencil_ENABLE_MPI).
 for program in unit_tests/mpi/sparstencil_mpi_tests perf_tests/sparstencil_bench_distributed examples/heat_mpi; do
   [ -x "$build/$program" ] && programs+=("$program")

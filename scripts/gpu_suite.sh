@@ -61,6 +61,8 @@ step update-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$un
 step gray-scott-bench "$build/perf_tests/sparstencil_bench_gray_scott" --n 8192 --launches 100 --repeats 7
 step gray-scott "$build/examples/gray_scott" --n 2048 --steps 4000 --png "$out/gray_scott.png"
 step wave "$build/examples/wave" --n 2048 --steps 5600 --png "$out/wave.png"
+# Compute-bound single steps (15 x 15, 5 x 5 x 5 boxes) against the FMA peak (docs/GENERIC.md).
+step compute-bound "$build/perf_tests/sparstencil_bench_compute_bound"
 # Host work per call and iterate's wall time against its device time (docs/BENCHMARKS.md).
 step calls "$build/perf_tests/sparstencil_bench_calls"
 # Grids decomposed over MPI ranks (docs/DISTRIBUTED.md): two ranks sharing the GPU, the MPI

@@ -156,6 +156,71 @@ TYPED_TEST(GenericExecutor, KernelsAreSpecialisedForPresetShapes) {
             std::string::npos);
 }
 
+TYPED_TEST(GenericExecutor, ComputeBoundBoxesRunTheirStreamingKernels) {
+  // The 15 x 15 and 5 x 5 x 5 boxes, random weights: compiled for the streaming variant on
+  // GPUs (every streaming candidate, every boundary, odd grids of partial tiles); other
+  // variants and host spaces run their terms as run-time data.
+  const bool gpu = !impl::runs_on_host<typename TestFixture::exec_space>();
+  std::mt19937_64 rng(31);
+  std::uint64_t seed = 4000;
+  auto random_weights = [&](auto stencil) {
+    using S    = decltype(stencil);
+    auto terms = stencil.terms();
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (auto& t : terms) t.weight = u(rng) / static_cast<double>(terms.size());
+    return S(std::move(terms), stencil.name() + " random");
+  };
+  using T = typename TestFixture::T;
+  const GenericConfig hardware{GenericCaching::hardware, 64, 4, 4};
+  // Every streaming candidate against the reference, and bit for bit against the hardware
+  // variant's run-time terms: a point's terms are summed in one order in every kernel
+  // (docs/DISTRIBUTED.md). Extents past a team's planes along every axis.
+  auto each_streaming_variant = [&](const auto& stencil, const auto& extents, const char* shape) {
+    constexpr int D = std::decay_t<decltype(stencil)>::rank;
+    using View      = typename TestFixture::template View<D>;
+    int ran         = 0;
+    for (const GenericConfig& variant : generic::candidates(D, true)) {
+      if (variant.caching != GenericCaching::streaming) continue;
+      for (Boundary boundary : all_boundaries) {
+        try {
+          const RunReport r = this->template check_step<D>(stencil, boundary, seed++, extents, variant);
+          EXPECT_NE(r.variant.find(gpu ? shape : "any kernel"), std::string::npos) << r.variant;
+          ++ran;
+        } catch (const std::runtime_error& e) {  // refused with the sizes named, never run wrong
+          const std::string what = e.what();
+          EXPECT_TRUE(what.find("bytes of team scratch") != std::string::npos ||
+                      what.find("loads for each of the team's") != std::string::npos)
+              << what;
+          continue;
+        }
+        if (!gpu) return;  // hosts run every streaming candidate as the same hardware variant
+        View in = make_view<View, D>("in", extents), streamed = make_view<View, D>("streamed", extents),
+             plain = make_view<View, D>("plain", extents);
+        fill_random<D>(in, seed++);
+        Options options{boundary, "generic"};
+        options.generic_variant = variant;
+        apply(typename TestFixture::exec_space(), stencil, in, streamed, options);
+        options.generic_variant = hardware;
+        apply(typename TestFixture::exec_space(), stencil, in, plain, options);
+        typename TestFixture::exec_space().fence();
+        if (boundary == Boundary::interior) continue;  // both keep their own (random) rims
+        const HostGrid<D> a = to_grid<D>(streamed), b = to_grid<D>(plain);
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < a.values.size(); ++i) differ += a.values[i] != b.values[i] ? 1 : 0;
+        EXPECT_EQ(differ, 0u) << stencil.name() << ", " << to_string(boundary) << ", " << to_string(variant) << " ("
+                              << sizeof(T) << "-byte values)";
+      }
+    }
+    EXPECT_GT(ran, 0) << stencil.name() << ": no streaming variant ran";
+  };
+  const Stencil<2> box15 = random_weights(box<2>(7));
+  const Stencil<3> box5  = random_weights(box<3>(2));
+  each_streaming_variant(box15, std::array<int, 2>{301, 283}, "box r7 kernel");
+  each_streaming_variant(box5, std::array<int, 3>{131, 17, 131}, "box r2 kernel");
+  EXPECT_NE(this->template check_step<2>(box15, Boundary::periodic, seed++, {139, 101}, hardware).variant.find("any kernel"),
+            std::string::npos);
+}
+
 TYPED_TEST(GenericExecutor, AutotuningPicksACandidateAndRemembersIt) {
   using exec_space = typename TestFixture::exec_space;
   using View       = typename TestFixture::template View<2>;

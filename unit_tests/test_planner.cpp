@@ -528,10 +528,15 @@ TEST(Planner, ChoosesAndExplains) {
 // The generic prediction knows which shapes have a compiled kernel: a 5 x 5 box (run-time
 // offsets and weights, 25 terms) is predicted slower than the compiled 7 x 7 box (49).
 TEST(Planner, GenericPredictionKnowsCompiledShapes) {
-  EXPECT_TRUE(generic::has_compiled_kernel(parse_stencil("box2d:r=3")));
-  EXPECT_TRUE(generic::has_compiled_kernel(parse_stencil("star3d:r=1")));
-  EXPECT_FALSE(generic::has_compiled_kernel(parse_stencil("box2d:r=2")));
-  EXPECT_FALSE(generic::has_compiled_kernel(parse_stencil("star3d:r=2")));
+  for (bool gpu : {false, true}) {
+    EXPECT_TRUE(generic::has_compiled_kernel(parse_stencil("box2d:r=3"), gpu));
+    EXPECT_TRUE(generic::has_compiled_kernel(parse_stencil("star3d:r=1"), gpu));
+    EXPECT_FALSE(generic::has_compiled_kernel(parse_stencil("box2d:r=2"), gpu));
+    EXPECT_FALSE(generic::has_compiled_kernel(parse_stencil("star3d:r=2"), gpu));
+    // The compute-bound boxes: a streaming kernel on GPUs only.
+    EXPECT_EQ(generic::has_compiled_kernel(parse_stencil("box2d:r=7"), gpu), gpu);
+    EXPECT_EQ(generic::has_compiled_kernel(parse_stencil("box3d:r=2"), gpu), gpu);
+  }
   PlanRequest r;
   r.grid      = {10240, 10240};
   r.precision = Precision::f32;

@@ -377,7 +377,7 @@ class Suite {
         const GenericConfig config = impl::generic_config(space, executor, stencil, view(g.in(0)), view(g.out(0)),
                                                           Boundary::periodic, std::nullopt, options.tuning, t);
         fused         = executor.prepare(space, view(g.in(0)), view(g.out(0)), Boundary::periodic, config, t);
-        fused_variant = "temporal blocking, " + to_string(config) + ", " + executor.shape_name() + " kernel";
+        fused_variant = "temporal blocking, " + to_string(config) + ", " + executor.shape_name(false) + " kernel";
       }
       auto launch = [&](int i) {
         if (t == 1) return apply(space, stencil, view(g.in(i)), view(g.out(i)), options).variant;

@@ -50,9 +50,10 @@ class GenericExecutor {
   /// The terms reach device memory when a launch is prepared (terms_for), in its kernels' order.
   explicit GenericExecutor(const Stencil<D>& stencil) : m_stencil(stencil), m_match(match_shape(stencil)) {}
 
-  /// Name of the shape the interior kernel is specialised for ("box r1"), or "any".
-  std::string shape_name() const {
-    if (!m_match || !instantiated(*m_match)) return "any";
+  /// Name of the shape the interior kernel of a variant (streaming or another) is
+  /// specialised for ("box r1"), or "any".
+  std::string shape_name(bool streaming) const {
+    if (!m_match || !instantiated(*m_match, streaming)) return "any";
     return std::string(to_string(m_match->kind)) + " r" + std::to_string(m_match->radius);
   }
 
@@ -70,7 +71,7 @@ class GenericExecutor {
     if (steps > 1) {
       config.caching      = GenericCaching::scratch;
       const Geometry<D> g = geometry(in, out, config, /*whole grid*/ true);
-      with_shape(space, g, [&](const auto& shape) {
+      with_shape<false>(space, g, [&](const auto& shape) {
         with_outputs(config, [&](auto v) {
           using Kernel = FusedKernel<T, D, std::decay_t<decltype(shape)>, decltype(v)::value, ExecSpace>;
           interior     = prepared(space, Kernel{nullptr, nullptr, g, shape, steps, boundary});
@@ -84,7 +85,11 @@ class GenericExecutor {
     const Geometry<D> g = geometry(in, out, config, wrap);
     bool empty          = false;
     for (int k = 0; k < D; ++k) empty = empty || g.count[k] <= 0;
-    if (!empty) with_shape(space, g, [&](const auto& shape) { interior = prepared_interior(space, shape, g, config); });
+    if (!empty && config.caching == GenericCaching::streaming) {
+      with_shape<true>(space, g, [&](const auto& shape) { interior = prepared_stream(space, shape, g, config); });
+    } else if (!empty) {
+      with_shape<false>(space, g, [&](const auto& shape) { interior = prepared_interior(space, shape, g, config); });
+    }
     std::function<void(const InView&, const OutView&)> rim;
     if (boundary != Boundary::interior && !wrap) rim = prepared_rim<InView, OutView>(space, out, g, boundary);
     return [interior, rim](const InView& from, const OutView& to) {
@@ -117,7 +122,7 @@ class GenericExecutor {
   template <class InView, class OutView>
   GenericConfig runnable(GenericConfig config, const InView& in, const OutView& out) const {
     if (config.caching == GenericCaching::streaming &&
-        (D == 1 || runs_on_host<ExecSpace>() || shape_name() == "any")) {
+        (D == 1 || runs_on_host<ExecSpace>() || shape_name(true) == "any")) {
       config.caching = GenericCaching::hardware;
       config.outputs = 4;
       config.columns = 1;
@@ -184,20 +189,25 @@ class GenericExecutor {
     return m_terms.emplace(key, RuntimeShape<D, Acc, MemorySpace>{offsets, weights}).first->second;
   }
 
-  static constexpr bool instantiated(const ShapeMatch& m) { return generic::has_compiled_kernel(D, m); }
+  /// Streaming kernels run on GPU teams, in 2-D and 3-D only.
+  static constexpr bool streams = D >= 2 && !runs_on_host<ExecSpace>();
+  static constexpr bool instantiated(const ShapeMatch& m, bool streaming) {
+    return generic::has_compiled_kernel(D, m, streaming && streams);
+  }
 
   /// Calls f with the stencil's FixedShape where generic::compiled_shapes has its shape
-  /// (each listed D-dimensional shape instantiated once), else with the run-time shape.
-  template <std::size_t I = 0, class F>
+  /// for the variant (each listed D-dimensional shape instantiated once, streaming-only
+  /// ones for the streaming kernel on GPUs alone), else with the run-time shape.
+  template <bool Streaming, std::size_t I = 0, class F>
   void with_shape(const ExecSpace& space, const Geometry<D>& g, F&& f) const {
     if constexpr (I < std::size(generic::compiled_shapes)) {
       constexpr generic::CompiledShape shape = generic::compiled_shapes[I];
-      if constexpr (shape.dims == D) {
+      if constexpr (shape.dims == D && (!shape.streaming_only || (Streaming && streams))) {
         if (m_match && m_match->kind == shape.kind && m_match->radius == shape.radius) {
           return f(fixed_shape<FixedShape<D, shape.radius, shape.kind, Acc>>(m_stencil, g.axis));
         }
       }
-      return with_shape<I + 1>(space, g, std::forward<F>(f));
+      return with_shape<Streaming, I + 1>(space, g, std::forward<F>(f));
     } else {
       f(terms_for(space, g.axis));
     }
@@ -232,23 +242,27 @@ class GenericExecutor {
   }
 
   template <class Shape>
+  std::function<void(const T*, T*)> prepared_stream(const ExecSpace& space, const Shape& shape, const Geometry<D>& g,
+                                                    const GenericConfig& config) const {
+    // runnable() sent run-time shapes, 1-D and host spaces elsewhere.
+    if constexpr (streams && !std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
+      switch (config.columns) {
+        case 1: return prepared(space, StreamKernel<T, D, Shape, 1, ExecSpace>{nullptr, nullptr, g, shape});
+        case 2: return prepared(space, StreamKernel<T, D, Shape, 2, ExecSpace>{nullptr, nullptr, g, shape});
+        default:
+          if constexpr (D == 2) {
+            return prepared(space, StreamKernel<T, D, Shape, 4, ExecSpace>{nullptr, nullptr, g, shape});
+          }
+          check(config);
+      }
+    }
+    fail("apply", "generic variant: streaming cannot run here (internal: runnable() not applied)");
+  }
+
+  /// The hardware- or scratch-cached interior kernel.
+  template <class Shape>
   std::function<void(const T*, T*)> prepared_interior(const ExecSpace& space, const Shape& shape,
                                                       const Geometry<D>& g, const GenericConfig& config) const {
-    if (config.caching == GenericCaching::streaming) {
-      // runnable() sent run-time shapes, 1-D and host spaces elsewhere.
-      if constexpr (D >= 2 && !runs_on_host<ExecSpace>() && !std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
-        switch (config.columns) {
-          case 1: return prepared(space, StreamKernel<T, D, Shape, 1, ExecSpace>{nullptr, nullptr, g, shape});
-          case 2: return prepared(space, StreamKernel<T, D, Shape, 2, ExecSpace>{nullptr, nullptr, g, shape});
-          default:
-            if constexpr (D == 2) {
-              return prepared(space, StreamKernel<T, D, Shape, 4, ExecSpace>{nullptr, nullptr, g, shape});
-            }
-            check(config);
-        }
-      }
-      fail("apply", "generic variant: streaming cannot run here (internal: runnable() not applied)");
-    }
     const bool scratch = config.caching == GenericCaching::scratch;
     std::function<void(const T*, T*)> launch;
     with_outputs(config, [&](auto v) {
@@ -374,12 +388,13 @@ template <int D, class ExecSpace, class T, class InView, class OutView>
 std::string tuning_key(const ExecSpace& space, const GenericExecutor<D, ExecSpace, T>& executor,
                        const Stencil<D>& stencil, const InView& in, const OutView& out) {
   std::ostringstream key;
-  key << ExecSpace::name() << '|' << sizeof(T) << '|' << D << '|' << executor.shape_name();
+  key << ExecSpace::name() << '|' << sizeof(T) << '|' << D << '|' << executor.shape_name(true) << '|'
+      << executor.shape_name(false);
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) key << "|device " << space.cuda_device();
 #endif
   (void)space;
-  if (executor.shape_name() == "any") {
+  if (executor.shape_name(false) == "any") {
     for (const Term<D>& t : stencil.terms()) key << '|' << tuple_string(t.offset);
   }
   for (int a = 0; a < D; ++a) key << '|' << out.extent(a) << ':' << in.stride(a) << ':' << out.stride(a);
@@ -410,7 +425,16 @@ GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, Ex
   }
   long points = 1;
   for (int a = 0; a < D; ++a) points *= static_cast<long>(out.extent(a));
-  if (!tuning.autotune || points < tuning.min_points || candidates.size() == 1) return candidates.front();
+  if (!tuning.autotune || points < tuning.min_points || candidates.size() == 1) {
+    // A shape compiled for the streaming variant alone (the compute-bound boxes) runs as
+    // run-time terms in the others, several times slower: untimed, it streams.
+    if (steps == 1 && executor.shape_name(true) != executor.shape_name(false)) {
+      for (const GenericConfig& c : candidates) {
+        if (c.caching == GenericCaching::streaming) return c;
+      }
+    }
+    return candidates.front();
+  }
 
   static std::mutex mutex;
   static std::map<std::string, GenericConfig> tuned;

@@ -289,9 +289,18 @@ struct StreamKernel {
   static constexpr bool streaming    = true;
   static constexpr const char* label = "sparstencil::generic[streaming]";
   /// Planes loaded per step (one barrier each): a multiple of 2R + 1, so the ring of sums
-  /// comes back to where it started after each step and shifts by renaming registers.
-  static constexpr int group = width * ((6 + width - 1) / width);
-  static constexpr int loads_per_thread = W + 1;  ///< plane values a thread loads at most
+  /// comes back to where it started after each step and shifts by renaming registers; 6
+  /// for radius 1 (a barrier per 6 planes), one ring for wider shapes (their two groups of
+  /// planes in 48 KiB).
+  static constexpr int group = width >= 5 ? width : width * ((6 + width - 1) / width);
+  /// Plane values a thread loads at most: in 3-D a tile's rows gain 2R halo rows.
+  static constexpr int loads_per_thread = W + (D == 3 ? R : 1);
+  /// Shapes of many terms (the compute-bound boxes) keep their sums in a ring that shifts
+  /// by a register move a plane, with the plane loop not unrolled: unrolled by renaming,
+  /// a step's code outgrew the instruction cache (Nsight Compute: a third of the stalls
+  /// were instruction fetches, 15 x 15 box). The moves cost 2R W a plane against the
+  /// plane's (2R + 1)^(D-1) (2R + 1) W FMAs.
+  static constexpr bool shifted_ring = Shape::dense > 64;
   /// Scratch columns left of the tile: the halo rounded up to a chunk, so every thread's
   /// first chunk starts at a multiple of W.
   static constexpr int pad    = (R + W - 1) / W * W;
@@ -442,61 +451,81 @@ struct StreamKernel {
     const bool vector_store = W > 1 && columns == W && g.out_stride[D - 1] == 1 &&
                               reinterpret_cast<std::uintptr_t>(to) % sizeof(Chunk) == 0 &&
                               g.out_stride[0] * static_cast<long>(sizeof(T)) % static_cast<long>(sizeof(Chunk)) == 0;
-    // The planes of one step. Checked: planes past the last, and outputs before the first
-    // (the first 2R planes complete none), are skipped (first and last steps only).
+    // Adds the plane at `base` to the sums: the output it feeds with offset dz along k = 0
+    // is acc[ring(dz)] (ring's value a constant once the loops are unrolled).
+    auto add_plane = [&](const T* KOKKOS_RESTRICT base, auto ring) {
+      SPARSTENCIL_UNROLL
+      for (int m = (D == 3 ? -R : 0); m <= (D == 3 ? R : 0); ++m) {
+        T x[chunks * W];
+        const T* row = base + (m + R) * (D == 3 ? pitch(g) : 0);
+        SPARSTENCIL_UNROLL
+        for (int c = 0; c < chunks; ++c) {
+          if constexpr (W == 1) {  // (a one-value Chunk copy went through local memory)
+            if (chunk_needed(m, c)) x[c] = row[c];
+          } else if (chunk_needed(m, c)) {
+            const Chunk v = reinterpret_cast<const Chunk*>(row)[c];
+            SPARSTENCIL_UNROLL
+            for (int w = 0; w < W; ++w) x[c * W + w] = v.v[w];
+          }
+        }
+        SPARSTENCIL_UNROLL
+        for (int f = -R; f <= R; ++f) {
+          const int u = Shape::rest_index(m, f);
+          SPARSTENCIL_UNROLL
+          for (int dz = -R; dz <= R; ++dz) {
+            if (!Shape::has(dz, u)) continue;
+            const Acc weight = shape.weights[(dz + R) * Shape::rest_count + u];
+            SPARSTENCIL_UNROLL
+            for (int w = 0; w < W; ++w) acc[ring(dz)][w] += weight * static_cast<Acc>(x[pad + w + f]);
+          }
+        }
+      }
+    };
+    // Stores the complete sums acc[s] as the next output plane.
+    auto store = [&](int s) {
+      if (vector_store) {
+        Chunk v;
+        SPARSTENCIL_UNROLL
+        for (int w = 0; w < W; ++w) v.v[w] = static_cast<T>(acc[s][w]);
+        *reinterpret_cast<Chunk*>(to) = v;
+      } else {
+        SPARSTENCIL_UNROLL
+        for (int w = 0; w < W; ++w) {
+          if (w < columns) to[w * g.out_stride[D - 1]] = static_cast<T>(acc[s][w]);
+        }
+      }
+      to += g.out_stride[0];  // outputs are stored plane after plane
+    };
+    // The planes of one step, unrolled: the ring turns by renaming registers. Checked:
+    // planes past the last, and outputs before the first (the first 2R planes complete
+    // none), are skipped (first and last steps only).
     auto sum_group = [&](int step, auto checked) {
       constexpr bool Checked = decltype(checked)::value;
       SPARSTENCIL_UNROLL
       for (int p = 0; p < group; ++p) {
         const int q = step * group + p;
         if (!Checked || q < planes) {
-          const T* KOKKOS_RESTRICT base = buffer + ((step & 1) * group + p) * stride + corner;
-          SPARSTENCIL_UNROLL
-          for (int m = (D == 3 ? -R : 0); m <= (D == 3 ? R : 0); ++m) {
-            T x[chunks * W];
-            const T* row = base + (m + R) * (D == 3 ? pitch(g) : 0);
-            SPARSTENCIL_UNROLL
-            for (int c = 0; c < chunks; ++c) {
-              if constexpr (W == 1) {  // (a one-value Chunk copy went through local memory)
-                if (chunk_needed(m, c)) x[c] = row[c];
-              } else if (chunk_needed(m, c)) {
-                const Chunk v = reinterpret_cast<const Chunk*>(row)[c];
-                SPARSTENCIL_UNROLL
-                for (int w = 0; w < W; ++w) x[c * W + w] = v.v[w];
-              }
-            }
-            SPARSTENCIL_UNROLL
-            for (int f = -R; f <= R; ++f) {
-              const int u = Shape::rest_index(m, f);
-              SPARSTENCIL_UNROLL
-              for (int dz = -R; dz <= R; ++dz) {
-                if (!Shape::has(dz, u)) continue;
-                const Acc weight = shape.weights[(dz + R) * Shape::rest_count + u];
-                SPARSTENCIL_UNROLL
-                for (int w = 0; w < W; ++w) acc[slot(p, dz)][w] += weight * static_cast<Acc>(x[pad + w + f]);
-              }
-            }
-          }
+          add_plane(buffer + ((step & 1) * group + p) * stride + corner, [&](int dz) { return slot(p, dz); });
           // The output 2R planes back is complete: store it; its slot starts the next one.
           const int s = (p + 1) % width;
-          if (!Checked || q >= 2 * R) {
-            if (vector_store) {
-              Chunk v;
-              SPARSTENCIL_UNROLL
-              for (int w = 0; w < W; ++w) v.v[w] = static_cast<T>(acc[s][w]);
-              *reinterpret_cast<Chunk*>(to) = v;
-            } else {
-              SPARSTENCIL_UNROLL
-              for (int w = 0; w < W; ++w) {
-                if (w < columns) to[w * g.out_stride[D - 1]] = static_cast<T>(acc[s][w]);
-              }
-            }
-            to += g.out_stride[0];  // outputs are stored plane after plane
-          }
+          if (!Checked || q >= 2 * R) store(s);
           SPARSTENCIL_UNROLL
           for (int w = 0; w < W; ++w) acc[s][w] = Acc(0);
         }
       }
+    };
+    // Plane q of the shifted ring: acc[k] sums output q - 2R + k (offset R - k along k = 0);
+    // after the plane acc[0] is complete and the ring moves down one.
+    auto sum_plane = [&](const T* KOKKOS_RESTRICT base, int q) {
+      add_plane(base, [](int dz) { return R - dz; });
+      if (q >= 2 * R) store(0);
+      SPARSTENCIL_UNROLL
+      for (int k = 0; k + 1 < width; ++k) {
+        SPARSTENCIL_UNROLL
+        for (int w = 0; w < W; ++w) acc[k][w] = acc[k + 1][w];
+      }
+      SPARSTENCIL_UNROLL
+      for (int w = 0; w < W; ++w) acc[width - 1][w] = Acc(0);
     };
 
     fetch(0, std::true_type{});
@@ -507,8 +536,17 @@ struct StreamKernel {
       if (step + 2 < steps) fetch(step + 1, std::false_type{});
       else if (step + 1 < steps) fetch(step + 1, std::true_type{});
       if (active) {
-        if (step == 0 || (step + 1) * group > planes) sum_group(step, std::true_type{});
-        else sum_group(step, std::false_type{});
+        if constexpr (shifted_ring) {
+          const int last = planes - step * group < group ? planes - step * group : group;
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#pragma unroll 1
+#endif
+          for (int p = 0; p < last; ++p) sum_plane(buffer + ((step & 1) * group + p) * stride + corner, step * group + p);
+        } else if (step == 0 || (step + 1) * group > planes) {
+          sum_group(step, std::true_type{});
+        } else {
+          sum_group(step, std::false_type{});
+        }
       }
       if (step + 1 < steps) stage(step + 1);
       team.team_barrier();

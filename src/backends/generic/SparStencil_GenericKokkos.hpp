@@ -28,14 +28,17 @@ class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
     const GenericConfig config = sparstencil::impl::generic_config(space, *m_executor, stencil, in, out, boundary,
                                                                    options.generic_variant, options.tuning, depth);
     m_step = m_executor->prepare(space, in, out, boundary, config, depth);
+    bool streaming = false;
     if (depth > 1) {
       m_variant = "temporal blocking, " + std::to_string(depth) + " steps a launch, " +
                   to_string(GenericConfig{GenericCaching::scratch, config.threads_fast, config.threads_second,
                                           config.outputs});
     } else {
-      m_variant = to_string(m_executor->runnable(config, in, out));
+      const GenericConfig ran = m_executor->runnable(config, in, out);
+      streaming               = ran.caching == GenericCaching::streaming;
+      m_variant               = to_string(ran);
     }
-    m_variant += ", " + m_executor->shape_name() + " kernel";
+    m_variant += ", " + m_executor->shape_name(streaming) + " kernel";
   }
 
   void launch(const ExecSpace&, const InView& in, const OutView& out) const override { m_step(in, out); }

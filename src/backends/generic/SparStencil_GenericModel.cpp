@@ -72,11 +72,13 @@ std::array<int, 3> team_tile(int dims, const GenericConfig& c) {
   return tile;
 }
 
-bool has_compiled_kernel(const AnyStencil& stencil) {
+std::optional<CompiledShape> compiled_shape(const AnyStencil& stencil, bool gpu) {
   return std::visit(
-      [](const auto& s) {
-        const auto m = impl::match_shape(s);
-        return m.has_value() && has_compiled_kernel(static_cast<int>(std::decay_t<decltype(s)>::rank), *m);
+      [&](const auto& s) -> std::optional<CompiledShape> {
+        constexpr int D = static_cast<int>(std::decay_t<decltype(s)>::rank);
+        const auto m    = impl::match_shape(s);
+        const CompiledShape* c = m ? find_compiled_shape(D, *m, gpu && D >= 2) : nullptr;
+        return c ? std::optional<CompiledShape>(*c) : std::nullopt;
       },
       stencil);
 }
@@ -93,6 +95,7 @@ Efficiency efficiency(const DeviceDescription& device) {
     e.memory        = 0.85;
     e.memory_16bit  = 0.72;
     e.compute       = 0.42;
+    e.compute_wide  = 0.65;  // 15 x 15 and 5 x 5 x 5 boxes, float and double: 64-75% (RESULTS.md)
     e.runtime_shape = 0.07;
     e.temporal      = 0.1;
   }
@@ -138,9 +141,15 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   const long points          = grid_points(r.grid);
   // A compiled shape sums at the precision's FMA rate; a run-time one is bound by its
   // offset and weight loads, at a fraction of the f32 rate whatever the precision.
-  const double rate = !has_compiled_kernel(r.stencil)
-                          ? d.cuda_f32_flops * e.runtime_shape
-                          : (r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops) * e.compute;
+  // The compute-bound boxes' kernel is the single step's streaming one: fused steps run
+  // their terms as run-time data.
+  const std::optional<CompiledShape> shape = compiled_shape(r.stencil, d.gpu);
+  const double precision_rate = r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops;
+  const double runtime_rate   = d.cuda_f32_flops * e.runtime_shape;
+  const double rate           = !shape                 ? runtime_rate
+                                : shape->streaming_only ? precision_rate * e.compute_wide
+                                                        : precision_rate * e.compute;
+  const double fused_rate     = shape && !shape->streaming_only ? rate : runtime_rate;
   const double flops_per_step = points * 2.0 * static_cast<double>(term_count(r.stencil));
   const int bytes             = storage_bytes(r.precision);
   const double bandwidth      = d.memory_bytes_per_s * (bytes == 2 ? e.memory_16bit : e.memory);
@@ -158,7 +167,7 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   // Halo reads overlap neighbouring tiles' and mostly hit the L2: counted at half cost.
   Prediction temporal;
   temporal.temporal_blocking = true;
-  temporal.compute_seconds   = r.steps * flops_per_step * overheads->first / (rate * e.temporal);
+  temporal.compute_seconds   = r.steps * flops_per_step * overheads->first / (fused_rate * e.temporal);
   temporal.memory_seconds    = points * bytes * (2.0 + 0.5 * (overheads->second - 1)) / bandwidth;
   finish_prediction(temporal, d.launch_seconds, points, r.steps);
   return temporal_form == true || temporal.seconds < unfused.seconds ? temporal : unfused;

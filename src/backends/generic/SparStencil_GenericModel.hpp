@@ -85,21 +85,33 @@ struct CompiledShape {
   int dims;
   impl::ShapeKind kind;
   int radius;
+  /// Compiled for the streaming variant on GPUs only: large shapes, compute bound, whose
+  /// unrolled sums would cost every other variant's build much and gain it little.
+  bool streaming_only = false;
 };
-/// The presets' shapes; SparStencil_Generic.hpp instantiates exactly these.
+/// The presets' shapes and the compute-bound boxes of the benchmarks (15 x 15, 5 x 5 x 5);
+/// SparStencil_Generic.hpp instantiates exactly these.
 inline constexpr CompiledShape compiled_shapes[] = {
-    {1, impl::ShapeKind::star, 1}, {1, impl::ShapeKind::star, 2}, {2, impl::ShapeKind::star, 1},
-    {2, impl::ShapeKind::box, 1},  {2, impl::ShapeKind::star, 3}, {2, impl::ShapeKind::box, 3},
-    {3, impl::ShapeKind::star, 1}, {3, impl::ShapeKind::box, 1}};
+    {1, impl::ShapeKind::star, 1}, {1, impl::ShapeKind::star, 2},      {2, impl::ShapeKind::star, 1},
+    {2, impl::ShapeKind::box, 1},  {2, impl::ShapeKind::star, 3},      {2, impl::ShapeKind::box, 3},
+    {3, impl::ShapeKind::star, 1}, {3, impl::ShapeKind::box, 1},       {2, impl::ShapeKind::box, 7, true},
+    {3, impl::ShapeKind::box, 2, true}};
 
-constexpr bool has_compiled_kernel(int dims, const impl::ShapeMatch& m) {
+/// Whether the shape `m` has a compiled kernel in the variant: `streaming` on a GPU, or
+/// any other.
+constexpr const CompiledShape* find_compiled_shape(int dims, const impl::ShapeMatch& m, bool streaming) {
   for (const CompiledShape& s : compiled_shapes) {
-    if (s.dims == dims && s.kind == m.kind && s.radius == m.radius) return true;
+    if (s.dims == dims && s.kind == m.kind && s.radius == m.radius && (streaming || !s.streaming_only)) return &s;
   }
-  return false;
+  return nullptr;
 }
-/// Whether `stencil` runs through a kernel compiled for its shape.
-bool has_compiled_kernel(const AnyStencil& stencil);
+constexpr bool has_compiled_kernel(int dims, const impl::ShapeMatch& m, bool streaming) {
+  return find_compiled_shape(dims, m, streaming) != nullptr;
+}
+/// The compiled shape `stencil` runs through on a GPU (where the streaming variant runs)
+/// or a host, if any.
+std::optional<CompiledShape> compiled_shape(const AnyStencil& stencil, bool gpu);
+inline bool has_compiled_kernel(const AnyStencil& stencil, bool gpu) { return compiled_shape(stencil, gpu).has_value(); }
 
 /// What the executor reaches on a device, as it stands (measured on the H100 for every
 /// GPU: the same code path; 1 where unmeasured, docs/COST_MODEL.md).
@@ -107,6 +119,7 @@ struct Efficiency {
   double memory       = 1;  ///< of the copy bandwidth, 32- and 64-bit Views
   double memory_16bit = 1;  ///< 16-bit Views (one 2-byte load a value)
   double compute      = 1;  ///< of the FMA rate, compiled shapes
+  double compute_wide = 1;  ///< of the FMA rate, the compute-bound boxes (CompiledShape::streaming_only)
   /// Shapes without a compiled kernel loop over offsets and weights in memory: bound by
   /// issuing those loads, so this fraction applies to the f32 rate whatever the precision.
   double runtime_shape = 1;

@@ -1,0 +1,144 @@
+// Compute-bound single steps on the plain cores against the device's FMA peak, in one run:
+//   sparstencil_bench_compute_bound [--launches 20] [--repeats 7] [--small]
+// - peak: a microbenchmark of independent FMA chains (eight a thread, every thread of a
+//   full grid), float and double: the FMAs a second the device issues at best;
+// - the generic executor's single step (StencilPlan::apply, periodic, autotuned) of the
+//   15 x 15 box at 10240^2 and the 5 x 5 x 5 box at 512^3 (96^2 / 48^3 with --small), float
+//   and double, random weights and data: GStencil/s and FMAs a second (one an output
+//   point and term) as a share of the peak of the same precision.
+// Device time per launch: bench_timing.hpp.
+#include <SparStencil.hpp>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_timing.hpp"
+
+namespace {
+
+using Space = Kokkos::DefaultExecutionSpace;
+using sparstencil::bench::seconds_per_launch;
+
+/// Eight independent chains a = a * b + c a thread; the sums are stored so none is dropped.
+template <class T>
+struct FmaChains {
+  static constexpr int chains = 8;
+  Kokkos::View<T*, Space::memory_space> out;
+  T b, c;
+  int iterations;
+  KOKKOS_INLINE_FUNCTION void operator()(const long i) const {
+    T a[chains];
+    for (int k = 0; k < chains; ++k) a[k] = static_cast<T>(i % 1024 + k) * static_cast<T>(1e-3);
+    for (int n = 0; n < iterations; ++n) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#pragma unroll
+#endif
+      for (int k = 0; k < chains; ++k) a[k] = a[k] * b + c;
+    }
+    T sum = 0;
+    for (int k = 0; k < chains; ++k) sum += a[k];
+    out(i) = sum;
+  }
+};
+
+/// FMAs a second at best in T.
+template <class T>
+double fma_peak(bool small, int repeats) {
+  const long threads   = small ? 1L << 12 : 1L << 22;  // 4M threads: every SM full many times
+  const int iterations = small ? 64 : 2048;
+  FmaChains<T> kernel{Kokkos::View<T*, Space::memory_space>("fma sums", threads), T(0.999), T(1e-4), iterations};
+  const double seconds = seconds_per_launch(
+      [&](int) {
+        Kokkos::parallel_for("sparstencil::bench::fma_chains", Kokkos::RangePolicy<Space, Kokkos::IndexType<long>>(0, threads),
+                             kernel);
+      },
+      3, repeats);
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), kernel.out);
+  if (!(host(threads - 1) > 0)) throw std::runtime_error("bench_compute_bound: the FMA chains gave no sum");
+  return static_cast<double>(threads) * iterations * FmaChains<T>::chains / seconds;
+}
+
+/// A box of radius r with random weights (sum near 1).
+template <int D>
+sparstencil::Stencil<D> random_box(int r, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  std::vector<sparstencil::Term<D>> terms = sparstencil::box<D>(r).terms();
+  for (auto& t : terms) t.weight = u(rng) / static_cast<double>(terms.size());
+  return sparstencil::Stencil<D>(std::move(terms), "box" + std::to_string(D) + "d:r=" + std::to_string(r) + " random");
+}
+
+template <class T, int D>
+void run_box(int r, long n, int launches, int repeats, double peak, const char* type) {
+  using View = sparstencil::GridView<T, D>;
+  std::array<int, D> extent;
+  extent.fill(static_cast<int>(n));
+  View in  = sparstencil::make_view<View>("in", extent);
+  View out = sparstencil::make_view<View>("out", extent);
+  {
+    auto host = Kokkos::create_mirror_view(in);
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    T* data = host.data();
+    for (std::size_t i = 0; i < host.span(); ++i) data[i] = static_cast<T>(u(rng));
+    Kokkos::deep_copy(in, host);
+  }
+  const sparstencil::Stencil<D> stencil = random_box<D>(r, 3);
+  sparstencil::Options options;
+  options.backend  = "generic";
+  options.boundary = sparstencil::Boundary::periodic;
+  sparstencil::StencilPlan plan(Space(), stencil, in, out, options);
+  plan.apply(in, out);  // autotuned on the first call
+  Kokkos::fence();
+  const double seconds = seconds_per_launch([&](int) { plan.apply(in, out); }, launches, repeats);
+  double points = 1;
+  for (int a = 0; a < D; ++a) points *= static_cast<double>(n);
+  const double rate = points / seconds;
+  const double fmas = rate * static_cast<double>(stencil.terms().size());
+  std::string shape = std::to_string(2 * r + 1);
+  for (int a = 1; a < D; ++a) shape += " x " + std::to_string(2 * r + 1);
+  std::printf("%-6s %s box, %ld^%d: %.3f ms, %.1f GStencil/s, %.2f TFMA/s = %.1f%% of the FMA peak  [%s]\n", type,
+              shape.c_str(), n, D, 1e3 * seconds, rate / 1e9, fmas / 1e12, 100 * fmas / peak,
+              plan.report().variant.c_str());
+}
+
+int run(int argc, char* argv[]) {
+  int launches = 20, repeats = 7;
+  bool small   = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag.rfind("--kokkos-", 0) == 0) continue;
+    if (flag == "--small") {
+      small = true;
+      continue;
+    }
+    if (i + 1 >= argc) throw std::runtime_error("bench_compute_bound: " + flag + " needs a value");
+    const int value = std::stoi(argv[++i]);
+    if (value < 1) throw std::runtime_error("bench_compute_bound: " + flag + " must be at least 1");
+    if (flag == "--launches") launches = value;
+    else if (flag == "--repeats") repeats = value;
+    else throw std::runtime_error("bench_compute_bound: unknown option '" + flag + "'");
+  }
+  const double peak_f = fma_peak<float>(small, repeats), peak_d = fma_peak<double>(small, repeats);
+  std::printf("FMA peak on %s: float %.2f TFMA/s (%.1f TFLOP/s), double %.2f TFMA/s (%.1f TFLOP/s)\n", Space::name(),
+              peak_f / 1e12, 2 * peak_f / 1e12, peak_d / 1e12, 2 * peak_d / 1e12);
+  run_box<float, 2>(7, small ? 96 : 10240, launches, repeats, peak_f, "float");
+  run_box<double, 2>(7, small ? 96 : 10240, launches, repeats, peak_d, "double");
+  run_box<float, 3>(2, small ? 48 : 512, launches, repeats, peak_f, "float");
+  run_box<double, 3>(2, small ? 48 : 512, launches, repeats, peak_d, "double");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+}
