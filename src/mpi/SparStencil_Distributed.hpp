@@ -248,45 +248,32 @@ struct BoxCopies {
   struct Box {
     T* data = nullptr;  ///< the box's contiguous values
     long first = 0;     ///< the box's first index in the launch
-    Kokkos::Array<long, D> begin{}, size{};  ///< in the padded allocation's coordinates
+    Kokkos::Array<int, D> begin{}, size{};  ///< in the padded allocation's coordinates
   };
   PaddedView field;
   Kokkos::Array<Box, most> boxes;
   int count   = 0;
+  long total  = 0;      ///< points of all boxes
   bool unpack = false;  ///< buffers to the field (else the field to buffers)
 
-  void add(T* data, const Kokkos::Array<long, D>& begin, const Kokkos::Array<long, D>& size) {
+  void add(T* data, const Kokkos::Array<int, D>& begin, const Kokkos::Array<int, D>& size) {
     if (count == most) fail("DistributedPlan", "more than ", most, " boxes in one copy (internal)");
-    Box& b = boxes[count];
-    b.data = data, b.begin = begin, b.size = size;
-    b.first = count == 0 ? 0 : boxes[count - 1].first + points(boxes[count - 1]);
+    boxes[count] = Box{data, total, begin, size};
+    long points = 1;
+    for (int k = 0; k < D; ++k) points *= size[k];
+    total += points;
     ++count;
-  }
-  long total() const { return count == 0 ? 0 : boxes[count - 1].first + points(boxes[count - 1]); }
-  KOKKOS_INLINE_FUNCTION static long points(const Box& b) {
-    long n = 1;
-    for (int k = 0; k < D; ++k) n *= b.size[k];
-    return n;
   }
   KOKKOS_INLINE_FUNCTION void operator()(const long i) const {
     int m = 0;
     while (m + 1 < count && boxes[m + 1].first <= i) ++m;
     const Box& b = boxes[m];
     long r = i - b.first;
-    Kokkos::Array<long, D> c;
-    for (int k = D - 1; k >= 0; --k) c[k] = b.begin[k] + r % b.size[k], r /= b.size[k];
-    T& value = at(c);
+    Kokkos::Array<int, D> c;
+    for (int k = D - 1; k >= 0; --k) c[k] = b.begin[k] + static_cast<int>(r % b.size[k]), r /= b.size[k];
+    T& value = element<D>(field, c);
     if (unpack) value = b.data[i - b.first];
     else b.data[i - b.first] = value;
-  }
-  KOKKOS_INLINE_FUNCTION T& at(const Kokkos::Array<long, D>& c) const {
-    if constexpr (D == 1) {
-      return field(c[0]);
-    } else if constexpr (D == 2) {
-      return field(c[0], c[1]);
-    } else {
-      return field(c[0], c[1], c[2]);
-    }
   }
   template <class ExecSpace>
   void run(const ExecSpace& space) const {
@@ -296,7 +283,7 @@ struct BoxCopies {
     static_assert(sizeof(BoxCopies) < 4096, "the halo copies must fit the launch parameters");
     using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>,
                                       Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
-    Kokkos::parallel_for("sparstencil::halo_copies", Policy(space, 0, total()), *this);
+    Kokkos::parallel_for("sparstencil::halo_copies", Policy(space, 0, total), *this);
   }
 };
 
@@ -979,20 +966,17 @@ class DistributedPlan {
       s.receive_host = Kokkos::View<T*, impl::StagingSpace>("sparstencil halo receive (host)",
                                                             static_cast<std::size_t>(s.remote_received));
     }
-    auto padded = [&](const Coords& lo, const Coords& hi, Kokkos::Array<long, D>& begin, Kokkos::Array<long, D>& size) {
-      for (int k = 0; k < D; ++k) begin[k] = lo[k] + m_ghost, size[k] = hi[k] - lo[k];
+    // A message's box in the padded allocation (whose extents DistributedField keeps in int).
+    auto add_box = [&](Copies& copies, T* data, const Message& m) {
+      Kokkos::Array<int, D> begin, size;
+      for (int k = 0; k < D; ++k) begin[k] = static_cast<int>(m.lo[k] + m_ghost), size[k] = static_cast<int>(m.hi[k] - m.lo[k]);
+      copies.add(data, begin, size);
     };
     s.unpack.unpack = true;
-    for (const Message& m : s.sends) {
-      Kokkos::Array<long, D> begin, size;
-      padded(m.lo, m.hi, begin, size);
-      s.pack.add(s.send_device.data() + m.offset, begin, size);
-    }
+    for (const Message& m : s.sends) add_box(s.pack, s.send_device.data() + m.offset, m);
     for (const Message& m : s.receives) {
-      Kokkos::Array<long, D> begin, size;
-      padded(m.lo, m.hi, begin, size);
-      s.unpack.add((m.self ? s.send_device.data() + matching_send(s, m).offset : s.receive_device.data() + m.offset),
-                   begin, size);
+      add_box(s.unpack, m.self ? s.send_device.data() + matching_send(s, m).offset : s.receive_device.data() + m.offset,
+              m);
     }
     Interconnect link = m_distributed.link;
     if (!m_staged) link.staging_GBps = 0;
