@@ -44,7 +44,7 @@ step unit "$unit" --gtest_filter='-Cli.*'
 step dispatch-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter='SparseDispatch.*' 
 step cuda "$build/unit_tests/sparstencil_cuda_tests"
 # compute-sanitizer on a reduced set: the Cuda configurations of the executor tests.
-reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecutor/1.Fused*:GenericExecutor/2.Iterate*:GenericExecutor/2.EveryVariant*:GenericExecutor/3.Temporal*'
+reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecutor/1.Fused*:GenericExecutor/2.Iterate*:GenericExecutor/2.EveryVariant*:GenericExecutor/3.Temporal*:GenericExecutor/4.StreamingTemporal*:GenericExecutor/5.StreamingTemporal*'
 step memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
 step racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
 # ... and of the sparse executor: strided and odd grids, the catalogue, fused presets.
@@ -63,6 +63,8 @@ step gray-scott "$build/examples/gray_scott" --n 2048 --steps 4000 --png "$out/g
 step wave "$build/examples/wave" --n 2048 --steps 5600 --png "$out/wave.png"
 # Compute-bound single steps (15 x 15, 5 x 5 x 5 boxes) against the FMA peak (docs/GENERIC.md).
 step compute-bound "$build/perf_tests/sparstencil_bench_compute_bound"
+# Temporal blocking against single steps on issue 25's cases (docs/GENERIC.md).
+step temporal "$build/perf_tests/sparstencil_bench_temporal"
 # Host work per call and iterate's wall time against its device time (docs/BENCHMARKS.md).
 step calls "$build/perf_tests/sparstencil_bench_calls"
 # Grids decomposed over MPI ranks (docs/DISTRIBUTED.md): two ranks sharing the GPU, the MPI

@@ -405,6 +405,70 @@ TYPED_TEST(GenericExecutor, TemporalBlockingMatchesReference) {
   }
 }
 
+TYPED_TEST(GenericExecutor, StreamingTemporalBlockingMatchesReference) {
+  // StreamTemporalKernel on GPU teams (elsewhere, and for shapes it has no kernel for,
+  // FusedKernel runs and the report says so): every 2-D and 3-D preset and a random
+  // stencil, the three boundaries, every compiled depth and the depths between, odd and
+  // prime extents cut into several tiles across and several chunks of planes (small teams,
+  // 13 or 7 planes a team), against t reference steps within t steps' bound.
+  using T          = typename TestFixture::T;
+  using exec_space = typename TestFixture::exec_space;
+  constexpr bool gpu = !impl::runs_on_host<exec_space>();
+  std::mt19937_64 rng(77);
+  std::uint64_t seed = 5100;
+  for (const AnyStencil& preset : presets::standard_set()) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      if constexpr (D >= 2) {
+        using View = typename TestFixture::template View<D>;
+        std::array<int, D> extents{};
+        if constexpr (D == 2) extents = {67, 101};
+        else extents = {23, 19, 29};
+        const GenericConfig variant = D == 2 ? GenericConfig{GenericCaching::streaming, 32, 1, 13}
+                                             : GenericConfig{GenericCaching::streaming, 16, 4, 7};
+        auto check = [&](const Stencil<D>& stencil, Boundary boundary, int steps) {
+          View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
+          fill_random<D>(a, seed++);
+          Kokkos::deep_copy(b, a);  // iterate's contract: both buffers share the rim
+          const HostGrid<D> start = to_grid<D>(a);
+          Options options{boundary, "generic"};
+          options.fusion          = steps;
+          options.generic_variant = variant;
+          // Compiled shapes stream on a GPU up to their deepest compiled depth, where the
+          // halo leaves rows in the small 3-D team's span (8 rows: depth 3 at radius 1).
+          const auto match    = impl::match_shape(stencil);
+          const bool compiled = match && generic::stream_temporal_depth(D, *match) >= steps;
+          const bool fits     = D == 2 || 2 * steps * stencil.max_radius() < 8;
+          RunReport report;
+          try {
+            report = iterate(exec_space(), stencil, a, b, steps, options);
+          } catch (const std::runtime_error& e) {
+            // Elsewhere FusedKernel runs; a wide halo of 8-byte values may fit none of its
+            // tiles: refused, naming it.
+            EXPECT_FALSE(gpu && compiled && fits) << e.what();
+            EXPECT_NE(std::string(e.what()).find("bytes of team scratch"), std::string::npos) << e.what();
+            return;
+          }
+          exec_space().fence();
+          EXPECT_EQ(report.steps_per_launch, steps) << report.variant;
+          const bool streaming = report.variant.find("streaming") != std::string::npos;
+          EXPECT_EQ(streaming, gpu && compiled && fits) << stencil.name() << ", " << report.variant;
+          const HostGrid<D> expected  = reference_iterate(stencil, start, steps, boundary);
+          const HostGrid<D> magnitude = reference_iterate(abs_weights(stencil), abs(start), steps, boundary);
+          EXPECT_TRUE(within_bound(to_grid<D>(a), expected, magnitude, steps * step_error_factor<T>(stencil.size())))
+              << stencil.name() << ", " << to_string(boundary) << ", " << steps << " steps, " << report.variant;
+        };
+        const Stencil<D> random = random_stencil<D>(rng, 1);
+        const int deepest       = D == 2 && s.max_radius() == 1 ? 5 : 3;  // one past the compiled depths in 2-D
+        for (Boundary boundary : all_boundaries) {
+          for (int steps = 2; steps <= deepest; ++steps) check(s, boundary, steps);
+          check(random, boundary, 2);
+        }
+      }
+    }, preset);
+  }
+}
+
 TYPED_TEST(GenericExecutor, FusedIterateSwapsHandlesByStepParity) {
   using exec_space = typename TestFixture::exec_space;
   using View       = typename TestFixture::template View<2>;

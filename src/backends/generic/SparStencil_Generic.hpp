@@ -29,6 +29,7 @@
 #include "SparStencil_GenericModel.hpp"
 #include "SparStencil_Precision.hpp"
 #include "SparStencil_Stencil.hpp"
+#include "SparStencil_StreamTemporalKernel.hpp"
 
 namespace sparstencil {
 
@@ -69,14 +70,21 @@ class GenericExecutor {
     using Step = std::function<void(const T*, T*)>;
     Step interior;
     if (steps > 1) {
-      config.caching      = GenericCaching::scratch;
-      const Geometry<D> g = geometry(in, out, config, /*whole grid*/ true);
-      with_shape<false>(space, g, [&](const auto& shape) {
-        with_outputs(config, [&](auto v) {
-          using Kernel = FusedKernel<T, D, std::decay_t<decltype(shape)>, decltype(v)::value, ExecSpace>;
-          interior     = prepared(space, Kernel{nullptr, nullptr, g, shape, steps, boundary});
+      config = temporal_runnable(config, in, out, steps);
+      if (config.caching == GenericCaching::streaming) {
+        const Geometry<D> g = temporal_geometry(space, in, out, config, steps, boundary);
+        with_shape<false>(space, g, [&](const auto& shape) {
+          interior = prepared_stream_temporal(space, shape, g, steps, boundary);
         });
-      });
+      } else {
+        const Geometry<D> g = geometry(in, out, config, /*whole grid*/ true);
+        with_shape<false>(space, g, [&](const auto& shape) {
+          with_outputs(config, [&](auto v) {
+            using Kernel = FusedKernel<T, D, std::decay_t<decltype(shape)>, decltype(v)::value, ExecSpace>;
+            interior     = prepared(space, Kernel{nullptr, nullptr, g, shape, steps, boundary});
+          });
+        });
+      }
       return [interior](const InView& from, const OutView& to) { interior(from.data(), to.data()); };
     }
     config = runnable(config, in, out);
@@ -109,7 +117,45 @@ class GenericExecutor {
   /// team scratch (both buffers of a tile with its halo).
   template <class InView, class OutView>
   bool fused_fits(const InView& in, const OutView& out, int steps, GenericConfig config) const {
-    config.caching      = GenericCaching::scratch;
+    config = temporal_runnable(config, in, out, steps);
+    return config.caching == GenericCaching::streaming || fused_kernel_fits(in, out, steps, config);
+  }
+
+  /// The temporal variant that runs for `config` and `steps`: streaming (StreamTemporalKernel)
+  /// where it is compiled for the stencil's shape on this space and type
+  /// (generic::stream_temporal_depth), its span wider than the halo of `steps` radii and
+  /// its planes within team scratch; else FusedKernel (caching scratch): the variant asked
+  /// for, or for a streaming one the first of the space's FusedKernel candidates that fits.
+  template <class InView, class OutView>
+  GenericConfig temporal_runnable(GenericConfig config, const InView& in, const OutView& out, int steps) const {
+    if (config.caching != GenericCaching::streaming) {
+      config.caching = GenericCaching::scratch;
+      return config;
+    }
+    const int R = m_match ? m_match->radius : 0;
+    const int columns = generic::stream_temporal_span_columns(sizeof(T), config.threads_fast);
+    const int rows    = D == 3 ? generic::stream_temporal_span_rows(D, config.threads_second) : INT32_MAX;
+    const long bytes  = generic::stream_temporal_planes(D, steps) *
+                           generic::stream_temporal_plane(D, R, sizeof(T), config.threads_fast, config.threads_second) *
+                           static_cast<long>(sizeof(T)) + 16;  // + the kernel's alignment of a chunk
+    const bool runs = streams && m_match && steps <= generic::stream_temporal_depth(D, *m_match) &&
+                      columns > 2 * steps * R && rows > 2 * steps * R && (D == 3 || config.threads_second == 1) &&
+                      bytes <= InteriorPolicy<ExecSpace>::scratch_size_max(0);
+    if (runs) {
+      config.columns = generic::stream_temporal_columns(sizeof(T));
+      return config;
+    }
+    const std::vector<GenericConfig> candidates = generic::fused_candidates(D, streams);
+    for (const GenericConfig& c : candidates) {
+      if (c.caching == GenericCaching::scratch && fused_kernel_fits(in, out, steps, c)) return c;
+    }
+    // None fits: the last, the smallest tile (its launch throws, naming the bytes).
+    return candidates.back();
+  }
+
+  /// Whether FusedKernel's two buffers of a tile of `config` and its halo fit team scratch.
+  template <class InView, class OutView>
+  bool fused_kernel_fits(const InView& in, const OutView& out, int steps, const GenericConfig& config) const {
     const Geometry<D> g = geometry(in, out, config, true);
     const long bytes    = 2 * fused_buffer_elements(g, steps, config.outputs) * static_cast<long>(sizeof(T));
     return bytes <= InteriorPolicy<ExecSpace>::scratch_size_max(0);
@@ -239,6 +285,49 @@ class GenericExecutor {
     for (int k = 0; k < D; ++k) g.tile[k] = tile[k];
     for (int k = 0; k < D; ++k) g.tiles[k] = std::max(1, (g.count[k] + g.tile[k] - 1) / g.tile[k]);
     return g;
+  }
+
+  /// The whole grid cut for StreamTemporalKernel: tiles across whose span (tile plus a halo
+  /// of `steps` radii a side) fills the team, and chunks of at most `outputs` planes,
+  /// shorter where the grid would give fewer teams than the space runs threads for.
+  template <class InView, class OutView>
+  Geometry<D> temporal_geometry(const ExecSpace& space, const InView& in, const OutView& out,
+                                const GenericConfig& config, int steps, Boundary boundary) const {
+    Geometry<D> g   = geometry(in, out, config, boundary == Boundary::periodic);
+    const int R     = m_match->radius;
+    g.lo            = Kokkos::Array<int, D>{};
+    g.count         = g.extent;
+    g.tile[D - 1]   = generic::stream_temporal_span_columns(sizeof(T), config.threads_fast) - 2 * steps * R;
+    if constexpr (D == 3) g.tile[1] = generic::stream_temporal_span_rows(D, config.threads_second) - 2 * steps * R;
+    long across = 1;
+    for (int k = 1; k < D; ++k) {
+      g.tiles[k] = (g.extent[k] + g.tile[k] - 1) / g.tile[k];
+      across *= g.tiles[k];
+    }
+    const long teams  = std::max(1L, static_cast<long>(space.concurrency()) / (config.threads_fast * config.threads_second));
+    const long chunks = std::max(1L, (teams + across - 1) / across);
+    const long even   = (g.extent[0] + chunks - 1) / chunks;
+    g.tile[0]         = static_cast<int>(std::max(1L, std::min<long>(config.outputs, even)));
+    g.tiles[0]        = (g.extent[0] + g.tile[0] - 1) / g.tile[0];
+    return g;
+  }
+
+  /// StreamTemporalKernel for a compiled shape, of the shallowest compiled depth (2 or 4)
+  /// that takes `steps` (temporal_runnable checked it does).
+  template <class Shape>
+  std::function<void(const T*, T*)> prepared_stream_temporal(const ExecSpace& space, const Shape& shape,
+                                                             const Geometry<D>& g, int steps, Boundary boundary) const {
+    if constexpr (streams && !std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
+      constexpr int W = generic::stream_temporal_columns(sizeof(T));
+      constexpr int Y = generic::stream_temporal_rows(D);
+      auto make       = [&](auto depth) {
+        using Kernel = StreamTemporalKernel<T, D, Shape, W, Y, decltype(depth)::value, ExecSpace>;
+        return prepared(space, Kernel{nullptr, nullptr, g, shape, steps, boundary});
+      };
+      if (steps <= 2) return make(std::integral_constant<int, 2>{});
+      if constexpr (generic::stream_temporal_depth(D, Shape::radius) >= 4) return make(std::integral_constant<int, 4>{});
+    }
+    fail("iterate", "generic variant: streaming temporal blocking cannot run here (internal: temporal_runnable() not applied)");
   }
 
   template <class Shape>

@@ -30,9 +30,9 @@ class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
     m_step = m_executor->prepare(space, in, out, boundary, config, depth);
     bool streaming = false;
     if (depth > 1) {
-      m_variant = "temporal blocking, " + std::to_string(depth) + " steps a launch, " +
-                  to_string(GenericConfig{GenericCaching::scratch, config.threads_fast, config.threads_second,
-                                          config.outputs});
+      const GenericConfig ran = m_executor->temporal_runnable(config, in, out, depth);
+      streaming               = ran.caching == GenericCaching::streaming;
+      m_variant = "temporal blocking, " + std::to_string(depth) + " steps a launch, " + to_string(ran);
     } else {
       const GenericConfig ran = m_executor->runnable(config, in, out);
       streaming               = ran.caching == GenericCaching::streaming;

@@ -1,6 +1,7 @@
 #include "SparStencil_GenericModel.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <utility>
 
@@ -42,17 +43,21 @@ std::vector<GenericConfig> candidates(int dims, bool gpu) {
 }
 
 std::vector<GenericConfig> fused_candidates(int dims, bool gpu) {
-  constexpr auto sw = GenericCaching::scratch;
+  constexpr auto sw = GenericCaching::scratch, st = GenericCaching::streaming;
   if (!gpu) {  // one thread a team: small tiles keep both buffers in the host's 32 KiB of team scratch
     if (dims == 1) return {{sw, 256, 1, 4}};
     if (dims == 2) return {{sw, 32, 2, 8}, {sw, 16, 2, 4}};
     return {{sw, 8, 4, 4}, {sw, 4, 4, 2}};
   }
   if (dims == 1) return {{sw, 256, 1, 4}, {sw, 256, 1, 8}, {sw, 128, 1, 8}};
+  // Streaming (StreamTemporalKernel, compiled shapes) first: `outputs` caps the planes a
+  // team walks; shapes it has no kernel for run FusedKernel with the same team.
   if (dims == 2) {
-    return {{sw, 64, 4, 4}, {sw, 64, 4, 8}, {sw, 128, 2, 4}, {sw, 32, 8, 4}, {sw, 128, 2, 8}, {sw, 64, 2, 8}};
+    return {{st, 128, 1, 1024}, {st, 256, 1, 1024}, {st, 64, 1, 1024}, {sw, 64, 4, 4},  {sw, 64, 4, 8},
+            {sw, 128, 2, 4},    {sw, 32, 8, 4},     {sw, 128, 2, 8},    {sw, 64, 2, 8}};
   }
-  return {{sw, 32, 8, 4}, {sw, 32, 8, 8}, {sw, 32, 4, 8}, {sw, 64, 4, 4}, {sw, 16, 16, 4}, {sw, 16, 4, 4}};
+  return {{st, 32, 8, 512}, {st, 16, 16, 512}, {st, 32, 4, 512}, {sw, 32, 8, 4},  {sw, 32, 8, 8},
+          {sw, 32, 4, 8},   {sw, 64, 4, 4},    {sw, 16, 16, 4},  {sw, 16, 4, 4}};
 }
 
 std::array<int, 3> team_tile(int dims, const GenericConfig& c) {
@@ -114,6 +119,7 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
   // Kernel axes: the contiguous (plan) axis last, as FusedKernel walks them.
   std::optional<std::pair<double, double>> best;
   for (const GenericConfig& c : fused_candidates(D, gpu)) {
+    if (c.caching != GenericCaching::scratch) continue;  // streaming: stream_temporal_seconds
     const std::array<int, 3> tile = team_tile(D, c);
     double buffer = 1, outputs = 1, work = 0, reads = 1;
     for (int k = 0; k < D; ++k) {
@@ -129,6 +135,50 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
     }
     work /= steps * outputs;
     if (!best || work < best->first) best = std::make_pair(work, reads);
+  }
+  return best;
+}
+
+/// StreamTemporalKernel in the model (H100, nineteenth session, perf_tests/RESULTS.md: 16
+/// launches of 2-D and 3-D stars and boxes in f32 and f64 at depths 2-4, fitted within 11%).
+/// An output point of a launch of t steps costs its memory traffic (read and write at 86.5%
+/// of the copy bandwidth) and t levels of work in issue slots (per level 26 in 2-D, 48 in
+/// 3-D, plus 2.5 a term for 2- and 4-byte values, 3 for 8-byte ones); the two overlap but
+/// for 37% of the shorter. Both scale with the work the team's span and its chunk's
+/// warm-up add. The fastest streaming candidate that runs; nothing where none does.
+std::optional<double> stream_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,
+                                              const CompiledShape& shape) {
+  const int D     = static_cast<int>(r.grid.size());
+  const int R     = shape.radius;
+  const int t     = r.steps;
+  const int bytes = storage_bytes(r.precision);
+  if (!d.gpu || D < 2 || shape.streaming_only || t > stream_temporal_depth(D, R)) return std::nullopt;
+  const double memory       = 2.0 * bytes / (d.memory_bytes_per_s * 0.865);
+  const double level_slots  = (D == 2 ? 26.0 : 48.0) + static_cast<double>(term_count(r.stencil)) * (bytes == 8 ? 3.0 : 2.5);
+  const double work_seconds = t * level_slots / (d.cuda_f32_flops / 2);
+  const double per_point    = std::max(memory, work_seconds) + 0.37 * std::min(memory, work_seconds);
+  const double threads_on_device = 2048.0 * d.multiprocessors;
+  std::optional<double> best;
+  for (const GenericConfig& c : fused_candidates(D, true)) {
+    if (c.caching != GenericCaching::streaming) continue;
+    const int columns = stream_temporal_span_columns(bytes, c.threads_fast);
+    const int rows    = stream_temporal_span_rows(D, c.threads_second);
+    const double scratch = static_cast<double>(stream_temporal_planes(D, t)) *
+                           static_cast<double>(stream_temporal_plane(D, R, bytes, c.threads_fast, c.threads_second)) * bytes;
+    if (columns <= 2 * t * R || (D == 3 && rows <= 2 * t * R) || scratch > efficiency(d).team_scratch_bytes) continue;
+    // As the executor cuts the grid (temporal_geometry): tiles across, chunks of planes.
+    double work = 1, across = 1;
+    for (int k = 1; k < D; ++k) {
+      const int span = k == D - 1 ? columns : rows;
+      const int tile = span - 2 * t * R;
+      work *= static_cast<double>(span) / tile;
+      across *= std::ceil(static_cast<double>(r.grid[k]) / tile);
+    }
+    const double chunks = std::max(1.0, std::ceil(threads_on_device / (c.threads_fast * c.threads_second) / across));
+    const double planes = std::min<double>(c.outputs, std::ceil(r.grid[0] / chunks));
+    work *= (planes + t * (2.0 * R + 1)) / planes;
+    const double seconds = static_cast<double>(grid_points(r.grid)) * work * per_point;
+    if (!best || seconds < *best) best = seconds;
   }
   return best;
 }
@@ -158,6 +208,15 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   unfused.memory_seconds  = r.steps * points * 2.0 * bytes / bandwidth;
   finish_prediction(unfused, r.steps * d.launch_seconds, points, r.steps);
   if (r.steps == 1 || temporal_form == false) return unfused;
+  if (const auto streaming = shape ? stream_temporal_seconds(r, d, *shape) : std::nullopt) {
+    // The streaming kernel's fit counts memory and work together (compute_seconds holds it).
+    Prediction temporal;
+    temporal.temporal_blocking = true;
+    temporal.compute_seconds   = *streaming;
+    temporal.memory_seconds    = points * bytes * 2.0 / bandwidth;
+    finish_prediction(temporal, d.launch_seconds, points, r.steps);
+    return temporal_form == true || temporal.seconds < unfused.seconds ? temporal : unfused;
+  }
   const auto overheads = temporal_overheads(radius(r.stencil), r.steps, bytes, d.gpu, e.team_scratch_bytes);
   if (!overheads && temporal_form == true) {
     impl::fail("generic_prediction", "temporal blocking of ", r.steps, " steps: no tile with its halo fits ",

@@ -108,6 +108,47 @@ constexpr const CompiledShape* find_compiled_shape(int dims, const impl::ShapeMa
 constexpr bool has_compiled_kernel(int dims, const impl::ShapeMatch& m, bool streaming) {
   return find_compiled_shape(dims, m, streaming) != nullptr;
 }
+/// Streaming temporal blocking (StreamTemporalKernel: GPU teams, 2-D and 3-D, the compiled
+/// shapes but the compute-bound boxes). The deepest launch compiled for a shape of that
+/// radius: depths 2 and 4 for radius 1, 2 for wider shapes (a launch of t steps runs the
+/// shallowest compiled depth that takes t; deeper ones measured no faster on the H100,
+/// their rings of sums costing registers: perf_tests/RESULTS.md).
+constexpr int stream_temporal_depth(int /*dims*/, int radius) { return radius == 1 ? 4 : 2; }
+/// The same for a matched shape: 0 where the kernel has none.
+constexpr int stream_temporal_depth(int dims, const impl::ShapeMatch& m) {
+  const CompiledShape* s = find_compiled_shape(dims, m, false);
+  return dims >= 2 && s != nullptr ? stream_temporal_depth(dims, m.radius) : 0;
+}
+/// Adjacent columns a thread owns (one vector load or store of scratch: two 2- or 4-byte
+/// values; one 8-byte value, which keeps deep double rings of sums in registers) and rows
+/// it owns in 3-D.
+SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_columns(int bytes) { return bytes == 8 ? 1 : 2; }
+SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_rows(int dims) { return dims == 3 ? 2 : 1; }
+/// Scratch columns beside a plane's span: the radius rounded up to whole chunks of columns.
+SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_pad(int radius, int columns) {
+  return (radius + columns - 1) / columns * columns;
+}
+/// A team's span across (columns, rows; rows 1 in 2-D): the tile of outputs plus a halo
+/// of `steps` radii on each side.
+SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_span_columns(int bytes, int threads_fast) {
+  return threads_fast * stream_temporal_columns(bytes);
+}
+SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_span_rows(int dims, int threads_second) {
+  return dims == 3 ? threads_second * stream_temporal_rows(dims) : 1;
+}
+/// Values of scratch a plane takes (pad rows of one radius above and below in 3-D), and the
+/// planes a launch of `steps` keeps: a ring of input planes (8 in 2-D, 4 in 3-D: the plane
+/// being summed, the one landing and the rest in flight), two for each level but the last.
+SPARSTENCIL_HOST_DEVICE constexpr long stream_temporal_plane(int dims, int radius, int bytes, int threads_fast,
+                                                              int threads_second) {
+  return static_cast<long>(dims == 3 ? stream_temporal_span_rows(dims, threads_second) + 2 * radius : 1) *
+         (stream_temporal_span_columns(bytes, threads_fast) + 2 * stream_temporal_pad(radius, stream_temporal_columns(bytes)));
+}
+SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_input_planes(int dims) { return dims == 2 ? 8 : 4; }
+SPARSTENCIL_HOST_DEVICE constexpr long stream_temporal_planes(int dims, int steps) {
+  return stream_temporal_input_planes(dims) + 2L * (steps - 1);
+}
+
 /// The compiled shape `stencil` runs through on a GPU (where the streaming variant runs)
 /// or a host, if any.
 std::optional<CompiledShape> compiled_shape(const AnyStencil& stencil, bool gpu);
