@@ -198,7 +198,6 @@ struct StreamTemporalKernel {
       return (D == 3 ? static_cast<long>(R + row0 + j * g.threads_second) * pitch(g) : 0L) + pad + column0;
     };
     T* const input    = scratch;
-    auto level_buffer = [&](int s, int slot) { return scratch + (input_slots + 2L * (s - 1) + slot) * plane; };
 
     // The chunk's planes: inputs [first, first + inputs), outputs [origin[0], + outputs).
     const int outputs = n0 - origin[0] < g.tile[0] ? n0 - origin[0] : g.tile[0];
