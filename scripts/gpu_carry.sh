@@ -9,7 +9,7 @@ programs=(unit_tests/sparstencil_unit_tests unit_tests/sparstencil_cuda_tests ex
           examples/gray_scott examples/wave perf_tests/sparstencil_bench_gray_scott
           perf_tests/sparstencil_bench_calls perf_tests/sparstencil_bench_suite
           perf_tests/sparstencil_bench_generic perf_tests/sparstencil_bench_sparse
-          perf_tests/sparstencil_bench_compute_bound)
+          perf_tests/sparstencil_bench_compute_bound perf_tests/sparstencil_bench_temporal)
 # The MPI programs, where the build has them (SparStencil_ENABLE_MPI).
 for program in unit_tests/mpi/sparstencil_mpi_tests perf_tests/sparstencil_bench_distributed examples/heat_mpi; do
   [ -x "$build/$program" ] && programs+=("$program")

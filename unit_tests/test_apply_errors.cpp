@@ -105,6 +105,8 @@ TEST(ApplyErrors, ForcedGenericVariantIsChecked) {
   V3 in3("in", 8, 8, 8), out3("out", 8, 8, 8);
   options.generic_variant = GenericConfig{GenericCaching::streaming, 32, 8, 64, 4};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_3d(), in3, out3, options), "4 columns per thread", "2-D only");
+  options.generic_variant = GenericConfig{GenericCaching::streaming, 32, 16, 64, 2};
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_3d(), in3, out3, options), "32 x 16 threads per team", "at most 256");
 }
 
 TEST(ApplyErrors, FusionIsChecked) {

@@ -469,6 +469,72 @@ TYPED_TEST(GenericExecutor, StreamingTemporalBlockingMatchesReference) {
   }
 }
 
+TYPED_TEST(GenericExecutor, StreamingTemporalBlockingTakesDeepTiles) {
+  // Where Kokkos has CUDA the streaming temporal kernel runs as CUDA blocks, whose shared
+  // memory passes a Kokkos team's 48 KiB of scratch: 3-D 32 x 32 spans at depth 4 take
+  // 24-92 KiB (half, float, double). Elsewhere the same variant runs FusedKernel, or is
+  // refused naming the scratch it needs. Against the reference steps, every boundary, two
+  // plans of one kernel (the second with a smaller tile) run in turn.
+  using T          = typename TestFixture::T;
+  using exec_space = typename TestFixture::exec_space;
+  using View       = typename TestFixture::template View<3>;
+#if defined(KOKKOS_ENABLE_CUDA)
+  constexpr bool blocks = std::is_same_v<exec_space, Kokkos::Cuda>;
+#else
+  constexpr bool blocks = false;
+#endif
+  const std::array<int, 3> extents{37, 71, 83};
+  const GenericConfig variant{GenericCaching::streaming, 16, 16, 29};
+  std::uint64_t seed = 7300;
+  for (const AnyStencil& any : {AnyStencil(presets::heat_3d()), AnyStencil(presets::box_3d27p())}) {
+    const Stencil<3>& stencil = std::get<Stencil<3>>(any);
+    for (Boundary boundary : all_boundaries) {
+      View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
+      fill_random<3>(a, seed++);
+      Kokkos::deep_copy(b, a);
+      const HostGrid<3> start = to_grid<3>(a);
+      Options options{boundary, "generic"};
+      options.fusion          = 4;
+      options.generic_variant = variant;
+      RunReport report;
+      try {
+        report = iterate(exec_space(), stencil, a, b, 4, options);
+      } catch (const std::runtime_error& e) {
+        EXPECT_FALSE(blocks) << e.what();
+        EXPECT_NE(std::string(e.what()).find("bytes of team scratch"), std::string::npos) << e.what();
+        continue;
+      }
+      exec_space().fence();
+      EXPECT_EQ(report.steps_per_launch, 4) << report.variant;
+      EXPECT_EQ(report.variant.find("streaming 16x16") != std::string::npos, blocks) << report.variant;
+      const HostGrid<3> expected  = reference_iterate(stencil, start, 4, boundary);
+      const HostGrid<3> magnitude = reference_iterate(abs_weights(stencil), abs(start), 4, boundary);
+      EXPECT_TRUE(within_bound(to_grid<3>(a), expected, magnitude, 4 * step_error_factor<T>(stencil.size())))
+          << stencil.name() << ", " << to_string(boundary) << ", " << report.variant;
+    }
+  }
+  // Two plans of one kernel, the second's tile smaller, each run after the other was made.
+  View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
+  fill_random<3>(a, seed++);
+  Kokkos::deep_copy(b, a);
+  Options large{Boundary::periodic, "generic"};
+  large.fusion          = 4;
+  large.generic_variant = variant;
+  Options small         = large;
+  small.generic_variant = GenericConfig{GenericCaching::streaming, 16, 8, 29};
+  try {
+    StencilPlan first(exec_space(), presets::heat_3d(), a, b, large);
+    first.iterate(a, b, 4);
+    StencilPlan second(exec_space(), presets::heat_3d(), a, b, small);
+    second.iterate(a, b, 4);
+    first.iterate(a, b, 4);
+    exec_space().fence();
+  } catch (const std::runtime_error& e) {
+    EXPECT_FALSE(blocks) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bytes of team scratch"), std::string::npos) << e.what();
+  }
+}
+
 TYPED_TEST(GenericExecutor, FusedIterateSwapsHandlesByStepParity) {
   using exec_space = typename TestFixture::exec_space;
   using View       = typename TestFixture::template View<2>;

@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "SparStencil_BlockLaunch.hpp"
 #include "SparStencil_Boundary.hpp"
 #include "SparStencil_Error.hpp"
 #include "SparStencil_GenericKernels.hpp"
@@ -72,7 +73,7 @@ class GenericExecutor {
     if (steps > 1) {
       config = temporal_runnable(config, in, out, steps);
       if (config.caching == GenericCaching::streaming) {
-        const Geometry<D> g = temporal_geometry(space, in, out, config, steps, boundary);
+        const Geometry<D> g = temporal_geometry(in, out, config, steps, boundary);
         with_shape<false>(space, g, [&](const auto& shape) {
           interior = prepared_stream_temporal(space, shape, g, steps, boundary);
         });
@@ -140,7 +141,7 @@ class GenericExecutor {
                            static_cast<long>(sizeof(T)) + 16;  // + the kernel's alignment of a chunk
     const bool runs = streams && m_match && steps <= generic::stream_temporal_depth(D, *m_match) &&
                       columns > 2 * steps * R && rows > 2 * steps * R && (D == 3 || config.threads_second == 1) &&
-                      bytes <= InteriorPolicy<ExecSpace>::scratch_size_max(0);
+                      bytes <= stream_scratch_max();
     if (runs) {
       config.columns = generic::stream_temporal_columns(sizeof(T));
       return config;
@@ -151,6 +152,15 @@ class GenericExecutor {
     }
     // None fits: the last, the smallest tile (its launch throws, naming the bytes).
     return candidates.back();
+  }
+
+  /// The scratch a team of the streaming temporal kernel may take: a CUDA block's
+  /// (BlockLaunch), else a Kokkos team's.
+  static long stream_scratch_max() {
+#if defined(SPARSTENCIL_BLOCK_LAUNCH)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) return block_shared_max(Kokkos::Cuda().cuda_device());
+#endif
+    return InteriorPolicy<ExecSpace>::scratch_size_max(0);
   }
 
   /// Whether FusedKernel's two buffers of a tile of `config` and its halo fit team scratch.
@@ -288,44 +298,72 @@ class GenericExecutor {
   }
 
   /// The whole grid cut for StreamTemporalKernel: tiles across whose span (tile plus a halo
-  /// of `steps` radii a side) fills the team, and chunks of at most `outputs` planes,
-  /// shorter where the grid would give fewer teams than the space runs threads for.
+  /// of `steps` radii a side) fills the team, and chunks of at most `outputs` planes
+  /// (chunk_planes shortens them: CUDA blocks to generic::stream_temporal_waves times the
+  /// blocks the device holds at once, Kokkos teams to the teams its threads make).
   template <class InView, class OutView>
-  Geometry<D> temporal_geometry(const ExecSpace& space, const InView& in, const OutView& out,
-                                const GenericConfig& config, int steps, Boundary boundary) const {
+  Geometry<D> temporal_geometry(const InView& in, const OutView& out, const GenericConfig& config, int steps,
+                                Boundary boundary) const {
     Geometry<D> g   = geometry(in, out, config, boundary == Boundary::periodic);
     const int R     = m_match->radius;
     g.lo            = Kokkos::Array<int, D>{};
     g.count         = g.extent;
     g.tile[D - 1]   = generic::stream_temporal_span_columns(sizeof(T), config.threads_fast) - 2 * steps * R;
     if constexpr (D == 3) g.tile[1] = generic::stream_temporal_span_rows(D, config.threads_second) - 2 * steps * R;
+    for (int k = 1; k < D; ++k) g.tiles[k] = (g.extent[k] + g.tile[k] - 1) / g.tile[k];
+    g.tile[0]  = config.outputs;
+    g.tiles[0] = (g.extent[0] + g.tile[0] - 1) / g.tile[0];
+    return g;
+  }
+
+  /// `g` with chunks of at most g.tile[0] planes, at least as many as make `at_once` teams
+  /// with the tiles across (a chunk a tile where the tiles alone are more).
+  static Geometry<D> chunk_planes(Geometry<D> g, long at_once) {
     long across = 1;
-    for (int k = 1; k < D; ++k) {
-      g.tiles[k] = (g.extent[k] + g.tile[k] - 1) / g.tile[k];
-      across *= g.tiles[k];
-    }
-    const long teams  = std::max(1L, static_cast<long>(space.concurrency()) / (config.threads_fast * config.threads_second));
-    const long chunks = std::max(1L, (teams + across - 1) / across);
+    for (int k = 1; k < D; ++k) across *= g.tiles[k];
+    const long chunks = std::max(1L, (at_once + across - 1) / across);
     const long even   = (g.extent[0] + chunks - 1) / chunks;
-    g.tile[0]         = static_cast<int>(std::max(1L, std::min<long>(config.outputs, even)));
+    g.tile[0]         = static_cast<int>(std::max(1L, std::min<long>(g.tile[0], even)));
     g.tiles[0]        = (g.extent[0] + g.tile[0] - 1) / g.tile[0];
     return g;
   }
 
-  /// StreamTemporalKernel for a compiled shape, of the shallowest compiled depth (2 or 4)
-  /// that takes `steps` (temporal_runnable checked it does).
+  /// StreamTemporalKernel for a compiled shape, of depth `steps` (temporal_runnable checked
+  /// it is compiled: 2 to generic::stream_temporal_depth).
   template <class Shape>
   std::function<void(const T*, T*)> prepared_stream_temporal(const ExecSpace& space, const Shape& shape,
                                                              const Geometry<D>& g, int steps, Boundary boundary) const {
     if constexpr (streams && !std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
       constexpr int W = generic::stream_temporal_columns(sizeof(T));
       constexpr int Y = generic::stream_temporal_rows(D);
-      auto make       = [&](auto depth) {
+      const int threads = g.threads_fast * g.threads_second;
+      auto make         = [&](auto depth) -> std::function<void(const T*, T*)> {
         using Kernel = StreamTemporalKernel<T, D, Shape, W, Y, decltype(depth)::value, ExecSpace>;
-        return prepared(space, Kernel{nullptr, nullptr, g, shape, steps, boundary});
+        Kernel kernel{nullptr, nullptr, g, shape, boundary};
+#if defined(SPARSTENCIL_BLOCK_LAUNCH)
+        if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+          const auto launch = std::make_shared<const BlockLaunch<Kernel>>(
+              space, threads, kernel.scratch_values() * static_cast<long>(sizeof(T)), Kernel::label);
+          kernel.g    = chunk_planes(g, generic::stream_temporal_waves * launch->resident());
+          long blocks = 1;
+          for (int k = 0; k < D; ++k) blocks *= kernel.g.tiles[k];
+          if (blocks > INT32_MAX) fail("iterate", "generic executor: ", blocks, " tiles exceed 2^31 - 1");
+          return [launch, kernel, blocks](const T* in, T* out) {
+            Kernel k = kernel;
+            k.in     = in;
+            k.out    = out;
+            (*launch)(k, blocks);
+          };
+        }
+#endif
+        kernel.g = chunk_planes(g, std::max(1L, static_cast<long>(space.concurrency()) / threads));
+        return prepared(space, kernel);
       };
-      if (steps <= 2) return make(std::integral_constant<int, 2>{});
-      if constexpr (generic::stream_temporal_depth(D, Shape::radius) >= 4) return make(std::integral_constant<int, 4>{});
+      if (steps == 2) return make(std::integral_constant<int, 2>{});
+      if constexpr (generic::stream_temporal_depth(D, Shape::radius) >= 4) {
+        if (steps == 3) return make(std::integral_constant<int, 3>{});
+        if (steps == 4) return make(std::integral_constant<int, 4>{});
+      }
     }
     fail("iterate", "generic variant: streaming temporal blocking cannot run here (internal: temporal_runnable() not applied)");
   }

@@ -90,7 +90,9 @@ std::optional<CompiledShape> compiled_shape(const AnyStencil& stencil, bool gpu)
 
 // Measured on the H100 (perf_tests/RESULTS.md) and used for every GPU (same code path):
 // float single steps at 87-93% of the copy roofline where memory bound (double 84-98%);
-// Box-2D49P float 292 GStencil/s = 28.6 of 66.9 FMA TFLOP/s; half_t Views 79-82% in 2-D,
+// Box-2D49P float 292 GStencil/s = 28.6 of 66.9 FMA TFLOP/s, double 111 = 10.9 of 33.5;
+// 3-D under walls (twentieth session): the 510^3 interior box at 71-78% of the periodic
+// 512^3 rate, the rim launch 60 us for its 1.57M points; half_t Views 79-82% in 2-D,
 // 68% in 3-D (2-byte loads through registers). Run-time shapes: 4.2-6.3 TFLOP/s-equivalent
 // whatever the precision and radius. Temporal blocking as it stands: 9-14% of the generic
 // rate for 2-D stars and boxes of radius 1-3 fused 2-7 times.
@@ -100,9 +102,13 @@ Efficiency efficiency(const DeviceDescription& device) {
     e.memory        = 0.85;
     e.memory_16bit  = 0.72;
     e.compute       = 0.42;
+    e.compute_f64   = 0.33;
+    e.walls_3d      = 0.74;
+    e.rim_points_per_s = 25e9;
     e.compute_wide  = 0.65;  // 15 x 15 and 5 x 5 x 5 boxes, float and double: 64-75% (RESULTS.md)
     e.runtime_shape = 0.07;
     e.temporal      = 0.1;
+    e.stream_scratch_bytes = 232448;
   }
   return e;
 }
@@ -139,12 +145,13 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
   return best;
 }
 
-/// StreamTemporalKernel in the model (H100, nineteenth session, perf_tests/RESULTS.md: 16
-/// launches of 2-D and 3-D stars and boxes in f32 and f64 at depths 2-4, fitted within 11%).
-/// An output point of a launch of t steps costs its memory traffic (read and write at 86.5%
-/// of the copy bandwidth) and t levels of work in issue slots (per level 26 in 2-D, 48 in
-/// 3-D, plus 2.5 a term for 2- and 4-byte values, 3 for 8-byte ones); the two overlap but
-/// for 37% of the shorter. Both scale with the work the team's span and its chunk's
+/// StreamTemporalKernel in the model, fitted on the H100 (twentieth session,
+/// perf_tests/RESULTS.md: Heat-2D f32 and f64, Box-2D9P and Box-2D49P f64, Heat-3D and
+/// Box-3D27P f32 at depths 2-4, each within 10%). An output point of a launch of t steps
+/// costs its memory traffic (read and write at the copy bandwidth in 2-D, 86.5% of it in
+/// 3-D) and t levels of work in issue slots (per level 12 + 2.3 a term in 2-D, 38 + 1.3 a
+/// term in 3-D; a term of 8-byte values 1.2 times that); the two overlap but for 35% (2-D)
+/// or 37% (3-D) of the shorter. Both scale with the work the team's span and its chunk's
 /// warm-up add. The fastest streaming candidate that runs; nothing where none does.
 std::optional<double> stream_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,
                                               const CompiledShape& shape) {
@@ -153,11 +160,16 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   const int t     = r.steps;
   const int bytes = storage_bytes(r.precision);
   if (!d.gpu || D < 2 || shape.streaming_only || t > stream_temporal_depth(D, R)) return std::nullopt;
-  const double memory       = 2.0 * bytes / (d.memory_bytes_per_s * 0.865);
-  const double level_slots  = (D == 2 ? 26.0 : 48.0) + static_cast<double>(term_count(r.stencil)) * (bytes == 8 ? 3.0 : 2.5);
+  const bool plane          = D == 2;
+  const double memory       = 2.0 * bytes / (d.memory_bytes_per_s * (plane ? 1.0 : 0.865));
+  const double per_term     = (plane ? 2.3 : 1.3) * (bytes == 8 ? 1.2 : 1.0);
+  const double level_slots  = (plane ? 12.0 : 38.0) + static_cast<double>(term_count(r.stencil)) * per_term;
   const double work_seconds = t * level_slots / (d.cuda_f32_flops / 2);
-  const double per_point    = std::max(memory, work_seconds) + 0.37 * std::min(memory, work_seconds);
-  const double threads_on_device = 2048.0 * d.multiprocessors;
+  const double overlap      = plane ? 0.35 : 0.37;
+  const double per_point    = std::max(memory, work_seconds) + overlap * std::min(memory, work_seconds);
+  // Teams at once: half an SM's threads (the kernels take 72-128 registers a thread), the
+  // chunks cut for stream_temporal_waves times them.
+  const double threads_on_device = 1024.0 * d.multiprocessors * stream_temporal_waves;
   std::optional<double> best;
   for (const GenericConfig& c : fused_candidates(D, true)) {
     if (c.caching != GenericCaching::streaming) continue;
@@ -165,7 +177,8 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
     const int rows    = stream_temporal_span_rows(D, c.threads_second);
     const double scratch = static_cast<double>(stream_temporal_planes(D, t)) *
                            static_cast<double>(stream_temporal_plane(D, R, bytes, c.threads_fast, c.threads_second)) * bytes;
-    if (columns <= 2 * t * R || (D == 3 && rows <= 2 * t * R) || scratch > efficiency(d).team_scratch_bytes) continue;
+    const Efficiency e = efficiency(d);
+    if (columns <= 2 * t * R || (D == 3 && rows <= 2 * t * R) || scratch > e.stream_scratch_bytes) continue;
     // As the executor cuts the grid (temporal_geometry): tiles across, chunks of planes.
     double work = 1, across = 1;
     for (int k = 1; k < D; ++k) {
@@ -183,6 +196,14 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   return best;
 }
 
+/// Points off the rim: (n - 2r) along each axis.
+long interior_points(const PlanRequest& r) {
+  const std::vector<int> radii = radius(r.stencil);
+  long n = 1;
+  for (std::size_t k = 0; k < r.grid.size(); ++k) n *= std::max(0L, r.grid[k] - 2L * radii[k]);
+  return n;
+}
+
 }  // namespace
 
 Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
@@ -198,15 +219,20 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   const double runtime_rate   = d.cuda_f32_flops * e.runtime_shape;
   const double rate           = !shape                 ? runtime_rate
                                 : shape->streaming_only ? precision_rate * e.compute_wide
-                                                        : precision_rate * e.compute;
+                                                        : precision_rate * (r.precision == Precision::f64 ? e.compute_f64 : e.compute);
   const double fused_rate     = shape && !shape->streaming_only ? rate : runtime_rate;
   const double flops_per_step = points * 2.0 * static_cast<double>(term_count(r.stencil));
   const int bytes             = storage_bytes(r.precision);
   const double bandwidth      = d.memory_bytes_per_s * (bytes == 2 ? e.memory_16bit : e.memory);
+  // Under walls a step computes the interior box, then launches over the rim (periodic
+  // sums wrap their reads in the streaming kernel; elsewhere they pay the same launch).
+  const bool walls        = r.boundary != Boundary::periodic;
+  const double rim_points = static_cast<double>(points - interior_points(r));
+  const double rim_seconds = d.gpu && e.rim_points_per_s > 0 ? rim_points / e.rim_points_per_s : 0.0;
   Prediction unfused;
   unfused.compute_seconds = r.steps * flops_per_step / rate;
-  unfused.memory_seconds  = r.steps * points * 2.0 * bytes / bandwidth;
-  finish_prediction(unfused, r.steps * d.launch_seconds, points, r.steps);
+  unfused.memory_seconds  = r.steps * points * 2.0 * bytes / (bandwidth * (walls && r.grid.size() == 3 ? e.walls_3d : 1.0));
+  finish_prediction(unfused, r.steps * (d.launch_seconds + rim_seconds), points, r.steps);
   if (r.steps == 1 || temporal_form == false) return unfused;
   if (const auto streaming = shape ? stream_temporal_seconds(r, d, *shape) : std::nullopt) {
     // The streaming kernel's fit counts memory and work together (compute_seconds holds it).

@@ -110,10 +110,15 @@ constexpr bool has_compiled_kernel(int dims, const impl::ShapeMatch& m, bool str
 }
 /// Streaming temporal blocking (StreamTemporalKernel: GPU teams, 2-D and 3-D, the compiled
 /// shapes but the compute-bound boxes). The deepest launch compiled for a shape of that
-/// radius: depths 2 and 4 for radius 1, 2 for wider shapes (a launch of t steps runs the
-/// shallowest compiled depth that takes t; deeper ones measured no faster on the H100,
-/// their rings of sums costing registers: perf_tests/RESULTS.md).
+/// radius: 4 for radius 1, 2 for wider shapes; each depth from 2 to it is compiled, a
+/// launch of t steps running the kernel of depth t (deeper ones measured no faster on the
+/// H100, their rings of sums costing registers: perf_tests/RESULTS.md).
 constexpr int stream_temporal_depth(int /*dims*/, int radius) { return radius == 1 ? 4 : 2; }
+/// Launches of it as CUDA blocks cut the planes into chunks for this many times the blocks
+/// the device holds at once: teams that finish early take the next, so those that walk the
+/// rim's tests, and the last wave, cost less (H100, twentieth session: 1, 2, 3, 4, 6, 8,
+/// 12, 16 measured; 6 within 2% of the best on issue 25's six cases but Box-2D9P f64, 2%).
+inline constexpr int stream_temporal_waves = 6;
 /// The same for a matched shape: 0 where the kernel has none.
 constexpr int stream_temporal_depth(int dims, const impl::ShapeMatch& m) {
   const CompiledShape* s = find_compiled_shape(dims, m, false);
@@ -159,17 +164,26 @@ inline bool has_compiled_kernel(const AnyStencil& stencil, bool gpu) { return co
 struct Efficiency {
   double memory       = 1;  ///< of the copy bandwidth, 32- and 64-bit Views
   double memory_16bit = 1;  ///< 16-bit Views (one 2-byte load a value)
-  double compute      = 1;  ///< of the FMA rate, compiled shapes
+  double compute      = 1;  ///< of the FMA rate, compiled shapes in half_t and float
+  double compute_f64  = 1;  ///< of the FMA rate, compiled shapes in double
   double compute_wide = 1;  ///< of the FMA rate, the compute-bound boxes (CompiledShape::streaming_only)
   /// Shapes without a compiled kernel loop over offsets and weights in memory: bound by
   /// issuing those loads, so this fraction applies to the f32 rate whatever the precision.
   double runtime_shape = 1;
+  /// Single steps of 3-D grids under interior and fixed_rim: the interior box, one rim
+  /// in from each face, runs at this fraction of a whole periodic grid's rate.
+  double walls_3d = 1;
+  /// The rim launch under fixed_rim (copies) and interior-free boundaries: rim points a second.
+  double rim_points_per_s = 0;
   /// Temporal blocking: the fraction of the compute rate its sums reach (scratch reads, a
   /// barrier a step).
   double temporal = 1;
   /// Team scratch a block may take (Kokkos on CUDA: 48 KiB less the team's reserve): the
   /// two temporal buffers must fit.
   double team_scratch_bytes = 40944;
+  /// Shared memory a team of the streaming temporal kernel may take (a CUDA block's opt-in
+  /// limit: 227 KiB on Hopper; BlockLaunch).
+  double stream_scratch_bytes = 40944;
 };
 Efficiency efficiency(const DeviceDescription& device);
 

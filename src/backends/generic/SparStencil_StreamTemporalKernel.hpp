@@ -1,7 +1,7 @@
 #pragma once
 /// Deep temporal blocking on GPU teams (docs/GENERIC.md, "Several steps a launch"): a team
-/// owns a tile across the axes k >= 1 with a halo of `steps` radii and walks its chunk of
-/// planes along k = 0 once, all `steps` levels in flight. Level 0 is the input, streamed
+/// owns a tile across the axes k >= 1 with a halo of `Depth` radii and walks its chunk of
+/// planes along k = 0 once, all `Depth` levels in flight. Level 0 is the input, streamed
 /// into a ring of team-scratch planes by asynchronous copies a few planes ahead; level s
 /// adds each plane of level s - 1 to the 2R + 1 planes of sums it feeds (registers), and
 /// the plane it completes goes to a two-plane buffer of its own, which level s + 1 reads
@@ -46,9 +46,9 @@ KOKKOS_FORCEINLINE_FUNCTION void wait_scratch_groups() {
 #endif
 }
 
-/// `steps` (2 to Depth) steps of a compiled star or box in one launch (GPU teams, 2-D and
+/// `Depth` steps of a compiled star or box in one launch (GPU teams, 2-D and
 /// 3-D). Geometry: the whole grid (lo = 0, count = extent), `wrap` for periodic; tile[0]
-/// the planes a team walks, tile[k >= 1] the outputs across, which with a halo of `steps`
+/// the planes a team walks, tile[k >= 1] the outputs across, which with a halo of `Depth`
 /// radii per side fill the team: threads_fast x W columns, threads_second x Y rows (3-D).
 /// Values are rounded to T between steps, as unfused steps store them; each output's sum
 /// adds its terms in the order every generic kernel does. Under fixed_rim and interior the
@@ -58,8 +58,9 @@ template <class T, int D, class Shape, int W, int Y, int Depth, class ExecSpace>
 struct StreamTemporalKernel {
   static_assert(D == 2 || D == 3, "streaming temporal blocking walks planes of 2-D and 3-D grids");
   static_assert(D == 3 || Y == 1, "2-D planes are one row");
-  using Acc    = accumulator_t<T>;
-  using Member = TeamMember<ExecSpace>;
+  using value_type = T;
+  using Acc        = accumulator_t<T>;
+  using Member     = TeamMember<ExecSpace>;
   static constexpr int R             = Shape::radius;
   static constexpr int width         = 2 * R + 1;
   static constexpr bool streaming    = false;  // (prepared()'s plane check is StreamKernel's)
@@ -82,7 +83,6 @@ struct StreamTemporalKernel {
   T* out;
   Geometry<D> g;
   Shape shape;
-  int steps;
   Boundary boundary;
 
   /// A plane's span across (the team's columns and rows) and its scratch layout.
@@ -96,10 +96,8 @@ struct StreamTemporalKernel {
   KOKKOS_INLINE_FUNCTION static long plane_scratch(const Geometry<D>& g) {
     return generic::stream_temporal_plane(D, R, sizeof(T), g.threads_fast, g.threads_second);
   }
-  KOKKOS_INLINE_FUNCTION static long scratch_planes(int steps) { return generic::stream_temporal_planes(D, steps); }
-  long scratch_bytes() const {
-    return scratch_planes(steps) * plane_scratch(g) * static_cast<long>(sizeof(T)) + static_cast<long>(sizeof(Chunk));
-  }
+  KOKKOS_INLINE_FUNCTION static constexpr long scratch_planes() { return generic::stream_temporal_planes(D, Depth); }
+  long scratch_bytes() const { return scratch_values() * static_cast<long>(sizeof(T)) + static_cast<long>(sizeof(Chunk)); }
 
   /// Whether a star or box shape has the point (dz along k = 0, m along k = 1 in 3-D, f
   /// along the fastest axis).
@@ -144,21 +142,30 @@ struct StreamTemporalKernel {
     }
   }
 
+  /// A Kokkos team: its scratch from Kokkos.
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    walk(team, static_cast<T*>(team.team_scratch(0).get_shmem_aligned(scratch_values() * sizeof(T), sizeof(Chunk))));
+  }
+  /// Values of scratch a team takes (its planes).
+  KOKKOS_INLINE_FUNCTION long scratch_values() const { return scratch_planes() * plane_scratch(g); }
+
+  /// The team's walk, `scratch` (scratch_values(), aligned to a chunk) its own. `Team` has
+  /// league_rank(), team_rank() and team_barrier() (a Kokkos team, or a CUDA block:
+  /// BlockLaunch).
+  template <class Team>
+  KOKKOS_INLINE_FUNCTION void walk(const Team& team, T* scratch) const {
     constexpr int lo_m = D == 3 ? -R : 0, hi_m = D == 3 ? R : 0;
     const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
     const bool periodic = boundary == Boundary::periodic;
     const int threads   = g.threads_fast * g.threads_second;
     const int t         = team.team_rank();
     const long plane    = plane_scratch(g);
-    T* scratch = static_cast<T*>(
-        team.team_scratch(0).get_shmem_aligned(scratch_planes(steps) * plane * sizeof(T), sizeof(Chunk)));
     // Zero every plane once: the pads are never written and must hold finite values.
-    for (long i = t; i < scratch_planes(steps) * plane; i += threads) scratch[i] = T(0);
+    for (long i = t; i < scratch_values(); i += threads) scratch[i] = T(0);
 
     // This thread's columns and rows: local span positions, grid coordinates, whether
     // each lies in the grid, on the rim, in the team's tile of outputs.
-    const int halo_span = steps * R;  // values a plane spans beyond the tile on each side
+    constexpr int halo_span = Depth * R;  // values a plane spans beyond the tile on each side
     const int column0   = (t % g.threads_fast) * W;
     const int row0      = D == 3 ? t / g.threads_fast : 0;
     const int n0        = g.extent[0];
@@ -203,14 +210,17 @@ struct StreamTemporalKernel {
     const int outputs = n0 - origin[0] < g.tile[0] ? n0 - origin[0] : g.tile[0];
     const int first   = origin[0] - halo_span;
     const int inputs  = outputs + 2 * halo_span;
-    const int phases  = outputs + steps * width;
+    const int phases  = outputs + Depth * width;
 
     // Issues the copies of input plane `first + p` into its ring slot (zero outside the
     // grid; wrapped under a periodic boundary), then closes the group.
     auto fetch = [&](int p) {
       if (p < inputs) {
-        int z              = first + p;
-        if (periodic) z    = ((z % n0) + n0) % n0;
+        int z = first + p;
+        if (periodic) {
+          z %= n0;
+          z += z < 0 ? n0 : 0;
+        }
         const bool z_in    = z >= 0 && z < n0;
         const long z_base  = z_in ? static_cast<long>(z) * g.in_stride[0] : 0;
         T* slot            = input + (p & (input_slots - 1)) * plane;
@@ -258,7 +268,6 @@ struct StreamTemporalKernel {
       T* write_levels        = scratch + (input_slots + (p & 1)) * plane;
       SPARSTENCIL_UNROLL
       for (int s = 1; s <= Depth; ++s) {
-        if (s > steps) break;
         const T* source = s == 1 ? input_plane : read_levels + 2L * (s - 2) * plane;
         SPARSTENCIL_UNROLL
         for (int j = 0; j < Y; ++j) {
@@ -316,7 +325,7 @@ struct StreamTemporalKernel {
                         o < origin[0] + outputs;
             }
           }
-          if (s < steps) {
+          if (s < Depth) {
             Chunk v;
             SPARSTENCIL_UNROLL
             for (int w = 0; w < W; ++w) v.v[w] = value[w];
@@ -354,9 +363,9 @@ struct StreamTemporalKernel {
       const int high = low + (k == D - 1 ? span_columns(g) : span_rows(g));
       team_plain     = team_plain && (periodic || (low >= g.halo[k] && high <= g.extent[k] - g.halo[k]));
     }
-    // Level s's plane in phase p is first + p - s (R + 1): levels 1 (newest) and steps (oldest).
-    const int chunk_start = origin[0] - first + steps * (R + 1);     // oldest >= origin[0]
-    const int rim_start   = g.halo[0] - first + steps * (R + 1);     // oldest off the rim
+    // Level s's plane in phase p is first + p - s (R + 1): levels 1 (newest) and Depth (oldest).
+    const int chunk_start = origin[0] - first + Depth * (R + 1);     // oldest >= origin[0]
+    const int rim_start   = g.halo[0] - first + Depth * (R + 1);     // oldest off the rim
     const int rim_end     = n0 - g.halo[0] - first + (R + 1);        // newest off the rim
     int lo = periodic || chunk_start > rim_start ? chunk_start : rim_start;
     int hi = periodic || phases < rim_end ? phases : rim_end;
