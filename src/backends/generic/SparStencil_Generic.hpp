@@ -344,10 +344,8 @@ class GenericExecutor {
         if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
           const auto launch = std::make_shared<const BlockLaunch<Kernel>>(
               space, threads, kernel.scratch_values() * static_cast<long>(sizeof(T)), Kernel::label);
-          kernel.g    = chunk_planes(g, generic::stream_temporal_waves * launch->resident());
-          long blocks = 1;
-          for (int k = 0; k < D; ++k) blocks *= kernel.g.tiles[k];
-          if (blocks > INT32_MAX) fail("iterate", "generic executor: ", blocks, " tiles exceed 2^31 - 1");
+          kernel.g          = chunk_planes(g, generic::stream_temporal_waves * launch->resident());
+          const long blocks = league(kernel.g);
           return [launch, kernel, blocks](const T* in, T* out) {
             Kernel k = kernel;
             k.in     = in;
@@ -412,19 +410,25 @@ class GenericExecutor {
     }
   }
 
+  /// Teams a launch over `g`'s tiles takes (one a tile), at most 2^31 - 1.
+  static long league(const Geometry<D>& g) {
+    long teams = 1;
+    for (int k = 0; k < D; ++k) teams *= g.tiles[k];
+    if (teams > INT32_MAX) fail("apply", "generic executor: ", teams, " tiles exceed 2^31 - 1");
+    return teams;
+  }
+
   /// The launch of `kernel` (its in and out set per call) with its team policy, checked
   /// once: league and team sizes, team scratch, the loads a streaming plane needs.
   template <class Kernel>
   static std::function<void(const T*, T*)> prepared(const ExecSpace& space, const Kernel& kernel) {
     const Geometry<D>& g = kernel.g;
-    long league          = 1;
-    for (int k = 0; k < D; ++k) league *= g.tiles[k];
-    if (league > INT32_MAX) fail("apply", "generic executor: ", league, " tiles exceed 2^31 - 1");
+    const long teams     = league(g);
     const int threads   = g.threads_fast * g.threads_second;
     const int team_size = runs_on_host<ExecSpace>() ? 1 : threads;
     static_assert(sizeof(Kernel) < max_kernel_bytes, "a generic kernel must fit the launch parameters");
     using Policy = InteriorPolicy<ExecSpace>;
-    Policy policy(space, static_cast<int>(league), team_size);
+    Policy policy(space, static_cast<int>(teams), team_size);
     if constexpr (Kernel::streaming) {
       const int plane = Kernel::plane_elements(g);
       if (plane > Kernel::loads_per_thread * threads) {

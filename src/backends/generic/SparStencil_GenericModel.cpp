@@ -170,6 +170,7 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   // Teams at once: half an SM's threads (the kernels take 72-128 registers a thread), the
   // chunks cut for stream_temporal_waves times them.
   const double threads_on_device = 1024.0 * d.multiprocessors * stream_temporal_waves;
+  const double scratch_most      = efficiency(d).stream_scratch_bytes;
   std::optional<double> best;
   for (const GenericConfig& c : fused_candidates(D, true)) {
     if (c.caching != GenericCaching::streaming) continue;
@@ -177,8 +178,7 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
     const int rows    = stream_temporal_span_rows(D, c.threads_second);
     const double scratch = static_cast<double>(stream_temporal_planes(D, t)) *
                            static_cast<double>(stream_temporal_plane(D, R, bytes, c.threads_fast, c.threads_second)) * bytes;
-    const Efficiency e = efficiency(d);
-    if (columns <= 2 * t * R || (D == 3 && rows <= 2 * t * R) || scratch > e.stream_scratch_bytes) continue;
+    if (columns <= 2 * t * R || (D == 3 && rows <= 2 * t * R) || scratch > scratch_most) continue;
     // As the executor cuts the grid (temporal_geometry): tiles across, chunks of planes.
     double work = 1, across = 1;
     for (int k = 1; k < D; ++k) {
