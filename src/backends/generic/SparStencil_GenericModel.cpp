@@ -224,11 +224,13 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   const double flops_per_step = points * 2.0 * static_cast<double>(term_count(r.stencil));
   const int bytes             = storage_bytes(r.precision);
   const double bandwidth      = d.memory_bytes_per_s * (bytes == 2 ? e.memory_16bit : e.memory);
-  // Under walls a step computes the interior box, then launches over the rim (periodic
-  // sums wrap their reads in the streaming kernel; elsewhere they pay the same launch).
-  const bool walls        = r.boundary != Boundary::periodic;
-  const double rim_points = static_cast<double>(points - interior_points(r));
-  const double rim_seconds = d.gpu && e.rim_points_per_s > 0 ? rim_points / e.rim_points_per_s : 0.0;
+  // Under walls a step computes the interior box; fixed_rim then launches over the rim
+  // (interior leaves it alone; periodic steps run the streaming kernels, whose reads wrap,
+  // as the periodic rates were measured).
+  const bool walls         = r.boundary != Boundary::periodic;
+  const double rim_points  = static_cast<double>(points - interior_points(r));
+  const bool rim_launch    = d.gpu && r.boundary == Boundary::fixed_rim && e.rim_points_per_s > 0;
+  const double rim_seconds = rim_launch ? rim_points / e.rim_points_per_s : 0.0;
   Prediction unfused;
   unfused.compute_seconds = r.steps * flops_per_step / rate;
   unfused.memory_seconds  = r.steps * points * 2.0 * bytes / (bandwidth * (walls && r.grid.size() == 3 ? e.walls_3d : 1.0));
