@@ -33,3 +33,19 @@ if(SparStencil_KOKKOS_HAS_CUDA AND NOT SparStencil_ENABLE_CUDA_SPTC)
   message(STATUS "SparStencil: Kokkos has CUDA but the sparse executor is off; "
                  "CUDA Views run on the generic executor")
 endif()
+
+# The dense matrix-core backend's executor: nvcc where CUDA is enabled; its HIP build is
+# compiled with hipcc (Debian's, for gfx90a) wherever hipcc is found.
+include(CMakeDependentOption)
+cmake_dependent_option(SparStencil_ENABLE_DENSE_CUDA "Build the dense matrix-core executor with CUDA" ON
+                       "SparStencil_ENABLE_CUDA_SPTC" OFF)
+find_program(SparStencil_HIPCC hipcc)
+set(_sparstencil_hip_default OFF)
+if(SparStencil_HIPCC)
+  set(_sparstencil_hip_default ON)
+endif()
+option(SparStencil_HIP_COMPILE_CHECK "Compile the dense executor for AMD gfx90a with hipcc" ${_sparstencil_hip_default})
+if(SparStencil_HIP_COMPILE_CHECK AND NOT SparStencil_HIPCC)
+  message(FATAL_ERROR "SparStencil_HIP_COMPILE_CHECK=ON but hipcc was not found")
+endif()
+message(STATUS "SparStencil: dense executor CUDA ${SparStencil_ENABLE_DENSE_CUDA}, HIP compile check ${SparStencil_HIP_COMPILE_CHECK}")

@@ -6,10 +6,16 @@
 //   15 x 15 box at 10240^2 and the 5 x 5 x 5 box at 512^3 (96^2 / 48^3 with --small), float
 //   and double, random weights and data: GStencil/s and FMAs a second (one an output
 //   point and term) as a share of the peak of the same precision.
+// - with --dense (a build with the dense executor on CUDA): the dense matrix-core backend
+//   beside the generic executor in the same run on the boxes the plain cores are compute
+//   bound on: the 15 x 15 box in half and double, Box-2D49P and the 7 x 7 x 7 box in double
+//   (and the memory-bound 3 x 3 box in half, for the cost model).
 // Device time per launch: bench_timing.hpp.
 #include <SparStencil.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <type_traits>
 #include <random>
 #include <string>
 #include <vector>
@@ -70,8 +76,11 @@ sparstencil::Stencil<D> random_box(int r, std::uint64_t seed) {
   return sparstencil::Stencil<D>(std::move(terms), "box" + std::to_string(D) + "d:r=" + std::to_string(r) + " random");
 }
 
+/// GStencil/s of the box on `backend`; the FMA share printed where `peak` is given; the
+/// step's output copied to `result` where given.
 template <class T, int D>
-void run_box(int r, long n, int launches, int repeats, double peak, const char* type) {
+double run_box(int r, long n, int launches, int repeats, double peak, const char* type,
+               const std::string& backend = "generic", std::vector<double>* result = nullptr) {
   using View = sparstencil::GridView<T, D>;
   std::array<int, D> extent;
   extent.fill(static_cast<int>(n));
@@ -82,12 +91,12 @@ void run_box(int r, long n, int launches, int repeats, double peak, const char* 
     std::mt19937_64 rng(7);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     T* data = host.data();
-    for (std::size_t i = 0; i < host.span(); ++i) data[i] = static_cast<T>(u(rng));
+    for (std::size_t i = 0; i < host.span(); ++i) data[i] = static_cast<T>(static_cast<float>(u(rng)));
     Kokkos::deep_copy(in, host);
   }
   const sparstencil::Stencil<D> stencil = random_box<D>(r, 3);
   sparstencil::Options options;
-  options.backend  = "generic";
+  options.backend  = backend;
   options.boundary = sparstencil::Boundary::periodic;
   sparstencil::StencilPlan plan(Space(), stencil, in, out, options);
   plan.apply(in, out);  // autotuned on the first call
@@ -99,19 +108,43 @@ void run_box(int r, long n, int launches, int repeats, double peak, const char* 
   const double fmas = rate * static_cast<double>(stencil.terms().size());
   std::string shape = std::to_string(2 * r + 1);
   for (int a = 1; a < D; ++a) shape += " x " + std::to_string(2 * r + 1);
-  std::printf("%-6s %s box, %ld^%d: %.3f ms, %.1f GStencil/s, %.2f TFMA/s = %.1f%% of the FMA peak  [%s]\n", type,
-              shape.c_str(), n, D, 1e3 * seconds, rate / 1e9, fmas / 1e12, 100 * fmas / peak,
-              plan.report().variant.c_str());
+  std::printf("%-6s %s box, %ld^%d, %s: %.3f ms, %.1f GStencil/s, %.2f TFMA/s", type, shape.c_str(), n, D,
+              backend.c_str(), 1e3 * seconds, rate / 1e9, fmas / 1e12);
+  if (peak > 0) std::printf(" = %.1f%% of the FMA peak", 100 * fmas / peak);
+  std::printf("  [%s]\n", plan.report().variant.c_str());
+  if (result) {
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+    result->assign(host.span(), 0.0);
+    for (std::size_t i = 0; i < host.span(); ++i) (*result)[i] = static_cast<double>(static_cast<float>(host.data()[i]));
+  }
+  return rate / 1e9;
+}
+
+/// The dense backend against the generic executor on one box, in the same run, and their
+/// outputs against each other: |dense - generic| within the operands' rounding (2^-9 for
+/// half: weights and sums rounded to f16, inputs in [-1, 1] and the weights' sum below
+/// 1.5; 2^-40 for double). Throws where they differ by more.
+template <class T, int D>
+void dense_against_generic(int r, long n, int launches, int repeats, const char* type) {
+  std::vector<double> from_generic, from_dense;
+  const double generic = run_box<T, D>(r, n, launches, repeats, 0, type, "generic", &from_generic);
+  const double dense   = run_box<T, D>(r, n, launches, repeats, 0, type, "dense", &from_dense);
+  double most = 0;
+  for (std::size_t i = 0; i < from_dense.size(); ++i) most = std::max(most, std::fabs(from_dense[i] - from_generic[i]));
+  const double bound = std::is_same_v<T, double> ? 0x1p-40 : 0x1p-9;
+  std::printf("%-6s radius %d box %ld^%d: dense / generic = %.2f, max |dense - generic| %.3g (bound %.3g): %s\n", type,
+              r, n, D, dense / generic, most, bound, most <= bound ? "PASS" : "FAIL");
+  if (!(most <= bound)) throw std::runtime_error("bench_compute_bound: the dense and generic outputs differ");
 }
 
 int run(int argc, char* argv[]) {
   int launches = 20, repeats = 7;
-  bool small   = false;
+  bool small = false, dense = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag.rfind("--kokkos-", 0) == 0) continue;
-    if (flag == "--small") {
-      small = true;
+    if (flag == "--small" || flag == "--dense") {
+      (flag == "--small" ? small : dense) = true;
       continue;
     }
     if (i + 1 >= argc) throw std::runtime_error("bench_compute_bound: " + flag + " needs a value");
@@ -128,6 +161,14 @@ int run(int argc, char* argv[]) {
   run_box<double, 2>(7, small ? 96 : 10240, launches, repeats, peak_d, "double");
   run_box<float, 3>(2, small ? 48 : 512, launches, repeats, peak_f, "float");
   run_box<double, 3>(2, small ? 48 : 512, launches, repeats, peak_d, "double");
+  if (dense) {
+    using Half = Kokkos::Experimental::half_t;
+    dense_against_generic<Half, 2>(1, small ? 96 : 10240, launches, repeats, "half");  // memory bound
+    dense_against_generic<Half, 2>(7, small ? 96 : 10240, launches, repeats, "half");
+    dense_against_generic<double, 2>(7, small ? 96 : 10240, launches, repeats, "double");
+    dense_against_generic<double, 2>(3, small ? 96 : 10240, launches, repeats, "double");
+    dense_against_generic<double, 3>(3, small ? 48 : 512, launches, repeats, "double");
+  }
   return 0;
 }
 

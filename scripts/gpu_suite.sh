@@ -53,6 +53,12 @@ step sp-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$build/un
   --gtest_filter="$sparse_reduced"
 step sp-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
   --gtest_filter="$sparse_reduced"
+# ... and of the dense executor (where the build has it).
+dense_reduced='DenseExecutor.StridedGridsAndAFusedPlan:DenseExecutor.ClearErrors:DenseExecutor.EveryTileOfThePresets'
+step de-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
+  --gtest_filter="$dense_reduced"
+step de-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
+  --gtest_filter="$dense_reduced"
 step demo "$build/examples/heat2d" --n 8192 --steps 200 --png "$out/heat2d.png"
 # Field updates (docs/UPDATES.md): the tests under the sanitizers, the fused Gray-Scott
 # update against a copy and a straightforward Kokkos form, and the two examples.
@@ -62,7 +68,7 @@ step gray-scott-bench "$build/perf_tests/sparstencil_bench_gray_scott" --n 8192 
 step gray-scott "$build/examples/gray_scott" --n 2048 --steps 4000 --png "$out/gray_scott.png"
 step wave "$build/examples/wave" --n 2048 --steps 5600 --png "$out/wave.png"
 # Compute-bound single steps (15 x 15, 5 x 5 x 5 boxes) against the FMA peak (docs/GENERIC.md).
-step compute-bound "$build/perf_tests/sparstencil_bench_compute_bound"
+step compute-bound "$build/perf_tests/sparstencil_bench_compute_bound" --dense
 # Temporal blocking against single steps on issue 25's cases (docs/GENERIC.md).
 step temporal "$build/perf_tests/sparstencil_bench_temporal"
 # Host work per call and iterate's wall time against its device time (docs/BENCHMARKS.md).

@@ -67,7 +67,7 @@ TEST(Cli, BadArgumentsGiveOneLineAndFailure) {
       {"plan heat2d --grid 100x100 --precision f8", "unknown precision 'f8'"},
       {"plan heat2d --grid 100x100 --device tpu", "unknown device 'tpu'"},
       {"plan heat2d --grid 100x100 --boundary wrap", "unknown boundary 'wrap'"},
-      {"plan heat2d --grid 100x100 --backend fast", "unknown backend 'fast' (known: generic, cuda_sptc)"},
+      {"plan heat2d --grid 100x100 --backend fast", "unknown backend 'fast' (known: generic, cuda_sptc, dense)"},
       {"plan heat2d --grid 100x100 --steps 0", "fused step count 0"},
       {"plan heat2d --grid 100x100 --precision f64 --backend cuda_sptc", "precision f64 has no sparse"},
       {"plan heat2d --grid 100x100 --steps 2 --boundary interior --backend cuda_sptc", "need a periodic boundary"},

@@ -176,7 +176,7 @@ SparseExpectation<D> sparse_expectation(const Plan& plan, const HostGrid<D>& in,
     e.expected = reference_iterate(original, in, plan.fused_steps, plan.boundary);
     magnitude  = reference_iterate(abs_weights(original), abs(in), plan.fused_steps, plan.boundary);
   }
-  const cuda_sptc::ErrorBound bound = cuda_sptc::step_error_bound(plan.precision, applied.size());
+  const ErrorBound bound = matrix_step_error_bound(plan.precision, applied.size());
   e.slack                = magnitude;
   for (double& v : e.slack.values) v = bound.factor * v + bound.floor;
   if (!plan.fusion_exact_everywhere()) e.margin = applied.radius();

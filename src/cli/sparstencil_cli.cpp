@@ -62,7 +62,7 @@ int main(int argc, char* argv[]) {
   plan->add_option("stencil", stencil_text, "preset, builder (box2d:r=3) or offset:weight terms")->required();
   plan->add_option("--grid", grid_text, "grid extents, e.g. 10240x10240")->required();
   plan->add_option("--precision", precision, "f16, bf16, tf32, f32 or f64")->capture_default_str();
-  plan->add_option("--device", device, "h100, h200, a100, gpu or cpu")->capture_default_str();
+  plan->add_option("--device", device, "h100, h200, a100, mi250x, gpu or cpu")->capture_default_str();
   plan->add_option("--steps", steps, "time steps fused into one launch")->capture_default_str();
   plan->add_option("--boundary", boundary, "interior, periodic or fixed_rim")->capture_default_str();
   plan->add_option("--backend,--executor", backend, "auto or a backend: " SPARSTENCIL_BACKEND_NAMES)

@@ -20,9 +20,11 @@ inline void print_configuration(std::ostream& out) {
   using Space = Kokkos::DefaultExecutionSpace;
   using View  = Kokkos::View<float**, Space>;
   using Half  = Kokkos::View<Kokkos::Experimental::half_t**, Space>;
+  using Wide  = Kokkos::View<double**, Space>;
   impl::for_each_backend([&](auto trait) {
-    using Trait = decltype(trait);
-    const bool runs = Trait::template runs<Space, View, View>() || Trait::template runs<Space, Half, Half>();
+    using Trait     = decltype(trait);
+    const bool runs = Trait::template runs<Space, View, View>() || Trait::template runs<Space, Half, Half>() ||
+                      Trait::template runs<Space, Wide, Wide>();
     out << ' ' << Trait::name << (runs ? "" : " (no: " + std::string(Trait::requirement) + ")");
   });
   out << "\n";
@@ -30,6 +32,11 @@ inline void print_configuration(std::ostream& out) {
   out << "  cuda_sptc executor: built\n";
 #else
   out << "  cuda_sptc executor: not built (no CUDA compiler at configure time)\n";
+#endif
+#if defined(SPARSTENCIL_ENABLE_DENSE_CUDA)
+  out << "  dense executor: built (CUDA)\n";
+#else
+  out << "  dense executor: not built (no CUDA compiler at configure time)\n";
 #endif
   out << "  Kokkos " << KOKKOS_VERSION / 10000 << "." << KOKKOS_VERSION / 100 % 100 << "." << KOKKOS_VERSION % 100
       << ", default execution space " << Space::name() << "\n";

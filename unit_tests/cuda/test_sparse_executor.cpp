@@ -13,6 +13,7 @@
 #include "SparStencil_Fuse.hpp"
 #include "SparStencil_Presets.hpp"
 #include "SparStencil_SparseExecutor.hpp"
+#include "cuda/gpu_grids.hpp"
 #include "test_grid_utils.hpp"
 
 namespace sparstencil::test {
@@ -24,87 +25,6 @@ namespace {
     if (!cuda_sptc::has_sparse_tensor_cores(cuda_sptc::device_info(0)))                                      \
       GTEST_SKIP() << "device 0 is below compute capability 8.0 (no sparse tensor cores): skipped"; \
   } while (0)
-
-/// Device memory for one grid, freed on scope exit.
-struct DeviceBuffer {
-  void* data = nullptr;
-  explicit DeviceBuffer(std::size_t bytes) { SPARSTENCIL_CUDA_CHECK(cudaMalloc(&data, bytes)); }
-  ~DeviceBuffer() { cudaFree(data); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
-/// Storage bytes of a value as a grid of `p` holds it.
-void store(Precision p, double v, unsigned char* at) {
-  if (p == Precision::tf32) {
-    const float f = static_cast<float>(v);
-    std::memcpy(at, &f, 4);
-  } else {
-    const std::uint16_t h = p == Precision::f16 ? impl::f16_bits(static_cast<float>(v)) : impl::bf16_bits(static_cast<float>(v));
-    std::memcpy(at, &h, 2);
-  }
-}
-double load(Precision p, const unsigned char* at) {
-  if (p == Precision::tf32) {
-    float f;
-    std::memcpy(&f, at, 4);
-    return f;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, at, 2);
-  return p == Precision::f16 ? impl::f16_value(h) : impl::bf16_value(h);
-}
-
-/// Element offset of point i under `strides`, and the elements a strided grid spans.
-template <int D>
-long offset_of(const std::array<int, D>& i, const std::vector<long>& strides) {
-  long o = 0;
-  for (int a = 0; a < D; ++a) o += i[a] * strides[a];
-  return o;
-}
-template <int D>
-long span_of(const std::array<int, D>& extents, const std::vector<long>& strides) {
-  std::array<int, D> last{};
-  for (int a = 0; a < D; ++a) last[a] = extents[a] - 1;
-  return offset_of<D>(last, strides) + 1;
-}
-
-/// Runs the plan on the GPU: `in` and `before` (the output's prior contents) uploaded
-/// with the given strides, the result read back.
-template <int D>
-HostGrid<D> run_on_gpu(const cuda_sptc::SparseExecutor& executor, const HostGrid<D>& in, const HostGrid<D>& before,
-                       const std::vector<long>& in_strides, const std::vector<long>& out_strides) {
-  const Precision p   = executor.plan().precision;
-  const int bytes     = storage_bytes(p);
-  const long in_span  = span_of<D>(in.extents, in_strides);
-  const long out_span = span_of<D>(in.extents, out_strides);
-  // Fill the gaps of strided grids with values too: a kernel that reads them is caught.
-  std::vector<unsigned char> host_in(in_span * bytes), host_out(out_span * bytes);
-  for (long e = 0; e < in_span; ++e) store(p, 1e4, &host_in[e * bytes]);
-  for (long e = 0; e < out_span; ++e) store(p, -7.0, &host_out[e * bytes]);
-  for (std::size_t flat = 0; flat < in.values.size(); ++flat) {
-    const auto i = in.point(flat);
-    store(p, in.values[flat], &host_in[offset_of<D>(i, in_strides) * bytes]);
-    store(p, before.values[flat], &host_out[offset_of<D>(i, out_strides) * bytes]);
-  }
-  DeviceBuffer d_in(host_in.size()), d_out(host_out.size());
-  SPARSTENCIL_CUDA_CHECK(cudaMemcpy(d_in.data, host_in.data(), host_in.size(), cudaMemcpyHostToDevice));
-  SPARSTENCIL_CUDA_CHECK(cudaMemcpy(d_out.data, host_out.data(), host_out.size(), cudaMemcpyHostToDevice));
-  executor.apply(d_in.data, in_strides, d_out.data, out_strides);
-  SPARSTENCIL_CUDA_CHECK(cudaDeviceSynchronize());
-  SPARSTENCIL_CUDA_CHECK(cudaMemcpy(host_out.data(), d_out.data, host_out.size(), cudaMemcpyDeviceToHost));
-  HostGrid<D> out(in.extents);
-  for (std::size_t flat = 0; flat < out.values.size(); ++flat) {
-    out.values[flat] = load(p, &host_out[offset_of<D>(out.point(flat), out_strides) * bytes]);
-  }
-  // Nothing written between the strided rows.
-  std::vector<char> touched(out_span, 0);
-  for (std::size_t flat = 0; flat < out.values.size(); ++flat) touched[offset_of<D>(out.point(flat), out_strides)] = 1;
-  for (long e = 0; e < out_span; ++e) {
-    if (!touched[e]) EXPECT_EQ(load(p, &host_out[e * bytes]), -7.0) << "wrote into a gap at element " << e;
-  }
-  return out;
-}
 
 /// The kernel's result against the reference (tensor-core bound) and the emulator
 /// (f32 summation order: 2^-22 (terms + 2) sum |w||in| plus one unit in the last place
@@ -129,7 +49,9 @@ void expect_gpu_matches(const Plan& plan, std::uint64_t seed, std::vector<long> 
   const HostGrid<D> in     = random_grid<D>(extents, plan.precision, seed);
   const HostGrid<D> before = random_grid<D>(extents, plan.precision, seed + 1);
   const cuda_sptc::SparseExecutor executor(plan);
-  const HostGrid<D> got = run_on_gpu<D>(executor, in, before, in_strides, out_strides);
+  const HostGrid<D> got = run_on_gpu<D>(plan.precision, in, before, in_strides, out_strides, [&](const void* d_in, void* d_out) {
+    executor.apply(d_in, in_strides, d_out, out_strides);
+  });
   const std::string what = name(plan.original) + " " + to_string(plan.precision) + " " + to_string(plan.boundary) +
                            " tile " + impl::tuple_string(plan.tile) + " steps " + std::to_string(plan.fused_steps) +
                            " grid " + impl::tuple_string(plan.grid) + " [" + executor.describe() + "]";
@@ -139,17 +61,10 @@ void expect_gpu_matches(const Plan& plan, std::uint64_t seed, std::vector<long> 
 
   HostGrid<D> emulated = before;
   cuda_sptc::emulate(plan, in, emulated);
-  const Stencil<D>& applied = as<D>(plan.stencil);
-  HostGrid<D> magnitude     = abs(before);
-  reference_apply(abs_weights(applied), abs(in), magnitude, plan.boundary);
-  const double ulp = plan.precision == Precision::f16 ? 0x1p-10 : plan.precision == Precision::bf16 ? 0x1p-7 : 0x1p-23;
-  HostGrid<D> order_slack = magnitude;
-  for (std::size_t f = 0; f < order_slack.values.size(); ++f) {
-    order_slack.values[f] = 0x1p-22 * (applied.size() + 2.0) * magnitude.values[f] +
-                            ulp * std::fabs(emulated.values[f]) + 1e-30;
-  }
+  const HostGrid<D> order_slack = summation_order_slack(plan, in, before, emulated);
   EXPECT_TRUE(within_bound(got, emulated, order_slack, 1.0)) << "vs emulator: " << what;
   if (plan.boundary == Boundary::interior) {
+    const Stencil<D>& applied = as<D>(plan.stencil);
     for (std::size_t flat = 0; flat < got.values.size(); ++flat) {
       if (!in_interior(applied, extents, got.point(flat))) {
         ASSERT_EQ(got.values[flat], before.values[flat]) << "rim changed: " << what;

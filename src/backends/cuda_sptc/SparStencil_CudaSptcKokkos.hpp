@@ -19,6 +19,7 @@
 
 #include "SparStencil_Config.hpp"
 #include "SparStencil_KokkosBackend.hpp"
+#include "SparStencil_StridedLauncher.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
 #include "SparStencil_CudaDevice.hpp"
@@ -28,34 +29,6 @@
 namespace sparstencil::cuda_sptc {
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
-
-namespace impl {
-
-/// One launch of a cuda_sptc plan: the executor built once (A' and tables uploaded), the
-/// View strides passed in the plan's axis order per call.
-template <int D, class ExecSpace, class InView, class OutView>
-class SparseLauncher final : public Launcher<ExecSpace, InView, OutView> {
- public:
-  explicit SparseLauncher(const Plan& plan) : m_executor(plan) {}
-
-  void launch(const ExecSpace& space, const InView& in, const OutView& out) const override {
-    constexpr bool reversed = std::is_same_v<typename OutView::array_layout, Kokkos::LayoutLeft>;
-    long in_strides[D], out_strides[D];
-    for (int a = 0; a < D; ++a) {
-      const int axis = reversed ? D - 1 - a : a;
-      in_strides[a]  = static_cast<long>(in.stride(axis));
-      out_strides[a] = static_cast<long>(out.stride(axis));
-    }
-    m_executor.apply(in.data(), in_strides, out.data(), out_strides, space.cuda_stream());
-  }
-  std::string describe() const override { return m_executor.describe(); }
-  bool capturable() const override { return true; }
-
- private:
-  SparseExecutor m_executor;
-};
-
-}  // namespace impl
 
 struct KokkosBackend {
   static constexpr std::string_view name = "cuda_sptc";
@@ -98,7 +71,7 @@ struct KokkosBackend {
   static std::unique_ptr<Launcher<ExecSpace, InView, OutView>> launcher(const ExecSpace&, const Plan& plan,
                                                                         const Stencil<D>&, const InView&,
                                                                         const OutView&, const Options&) {
-    return std::make_unique<impl::SparseLauncher<D, ExecSpace, InView, OutView>>(plan);
+    return std::make_unique<sparstencil::impl::StridedLauncher<D, SparseExecutor, ExecSpace, InView, OutView>>(plan);
   }
 };
 

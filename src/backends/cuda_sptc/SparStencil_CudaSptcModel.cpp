@@ -232,52 +232,19 @@ Plan bounded_plan(const Plan& base, const std::vector<int>& tile) {
   return p;
 }
 
-/// The shared-memory image of a block (block plus halo; rows padded so that pitch / V is
-/// odd: rows 16 bytes x odd apart, so 8 rows read at one column hit 8 different bank
-/// groups), the gather table over it and the tile offsets. Along the fastest axis the
-/// image starts and ends on 16-byte boundaries of the grid (given aligned rows), so whole
-/// rows travel as 16-byte asynchronous copies. `cap_image`: large radii shrink the block
-/// along the fastest axis until the image fits max_image_points (the gather kernel's
-/// offsets are 16-bit; row-run plans size their blocks by row_run_layout instead).
+/// The shared-memory image of a block (size_block_image), the gather table over it and
+/// the tile offsets. `cap_image`: large radii shrink the block along the fastest axis until
+/// the image fits max_image_points (the gather kernel's offsets are 16-bit; row-run plans
+/// size their blocks by row_run_layout instead).
 void finish_geometry(Plan& p, bool cap_image) {
-  const int D      = p.dims();
-  const int vector = 16 / storage_bytes(p.precision);
-  p.shared_extent.resize(D);
-  p.shared_lead = p.radius;
-  p.shared_lead[D - 1] = static_cast<int>(round_up(p.radius[D - 1], vector));
+  const int D = p.dims();
   for (;;) {
-    for (int a = 0; a < D; ++a) p.shared_extent[a] = p.tiles_per_block[a] * p.tile[a] + p.shared_lead[a] + p.radius[a];
-    p.shared_extent[D - 1] = static_cast<int>(round_up(p.shared_extent[D - 1], vector));
-    p.shared_pitch = p.shared_extent[D - 1];
-    if (D > 1 && (p.shared_pitch / vector) % 2 == 0) p.shared_pitch += vector;
-    const long points = D == 1 ? p.shared_pitch : static_cast<long>(product(p.shared_extent)) / p.shared_extent[D - 1] * p.shared_pitch;
-    const int tiles = product(p.tiles_per_block);
+    const long points = size_block_image(p);
+    const int tiles   = product(p.tiles_per_block);
     if (!cap_image || points <= max_image_points || p.tiles_per_block[D - 1] % 2 != 0 || (tiles / 2) % 8 != 0) break;
     p.tiles_per_block[D - 1] /= 2;
   }
-  const std::vector<int> stride = p.shared_strides();
-  p.gather.clear();
-  for (int c : p.order.columns) {
-    if (c == zero_column) {
-      p.gather.push_back(-1);
-      continue;
-    }
-    int offset = 0;
-    for (int rest = c, a = D - 1; a >= 0; --a) {
-      offset += (rest % p.patch[a] + p.shared_lead[a] - p.radius[a]) * stride[a];
-      rest /= p.patch[a];
-    }
-    p.gather.push_back(offset);
-  }
-  p.tile_offsets.clear();
-  for (int j = 0; j < product(p.tiles_per_block); ++j) {
-    int offset = 0;
-    for (int rest = j, a = D - 1; a >= 0; --a) {
-      offset += (rest % p.tiles_per_block[a]) * p.tile[a] * stride[a];
-      rest /= p.tiles_per_block[a];
-    }
-    p.tile_offsets.push_back(offset);
-  }
+  fill_block_tables(p);
 }
 
 Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing rule_requested) {
@@ -385,14 +352,7 @@ std::optional<std::string> why_not(const PlanRequest& r) {
     return std::string("precision ") + to_string(r.precision) + " has no sparse tensor-core form (f16, bf16 or tf32)";
   }
   // A' holds the (fused) weights in the operand format: one it cannot hold would be inf.
-  const double largest = std::visit(
-      [&](const auto& s) {
-        double most      = 0;
-        const auto fused = fuse(s, r.steps);  // (a temporary's terms() would dangle in the loop)
-        for (const auto& t : fused.terms()) most = std::max(most, std::abs(t.weight));
-        return most;
-      },
-      r.stencil);
+  const double largest = largest_weight(fuse(r.stencil, r.steps));
   if (largest > largest_stored(r.precision)) {
     char text[160];
     std::snprintf(text, sizeof text, "a%s weight of magnitude %.6g passes the %s operands' largest value %.6g",

@@ -76,13 +76,10 @@ bool has_sparse_operands(Precision p) {
 MmaShape mma_shape(Precision p) { return {16, 8, p == Precision::tf32 ? 16 : 32}; }
 
 ErrorBound step_error_bound(Precision p, std::size_t terms) {
-  const double f32_sums = (static_cast<double>(terms) + 2.0) * 0x1p-24;
-  switch (p) {
-    case Precision::f16: return {0x1p-11 + f32_sums + 0x1p-11, (static_cast<double>(terms) + 1) * 0x1p-25};
-    case Precision::bf16: return {0x1p-8 + f32_sums + 0x1p-8, 0.0};
-    case Precision::tf32: return {0x1p-11 + 0x1p-11 + f32_sums + 0x1p-24, 0.0};
-    default: sparstencil::impl::fail("step_error_bound", "precision ", to_string(p), " has no tensor-core form");
+  if (!has_sparse_operands(p)) {
+    sparstencil::impl::fail("step_error_bound", "precision ", to_string(p), " has no tensor-core form");
   }
+  return matrix_step_error_bound(p, terms);
 }
 
 PackedA pack_operand(const KernelMatrix& a, const ColumnOrder& order, Precision precision) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "SparStencil_Plan.hpp"
+#include "SparStencil_Rounding.hpp"
 
 namespace sparstencil::cuda_sptc {
 
@@ -21,15 +22,8 @@ PackedA pack_operand(const KernelMatrix& a, const ColumnOrder& order, Precision 
 /// hardware reads fragments and metadata (used by the emulator and the tests).
 double unpack_operand(const PackedA& packed, Precision precision, int row, int k);
 
-/// Error bound factor of one tensor-core step with `terms` terms (docs/PRECISION.md):
-///   |computed - exact| <= factor * sum_k |w_k| |in(x + o_k)| + floor * max |in|
-/// with factor = u_op (weights rounded) + u_in (inputs rounded to the operand format;
-/// 0 where storage already is that format) + (terms + 2) 2^-24 (f32 sums) + u_store, and
-/// `floor` covering weights that fall below the format's normal range (f16 subnormals).
-struct ErrorBound {
-  double factor = 0;
-  double floor  = 0;
-};
+/// Error bound of one sparse tensor-core step (f16, bf16, tf32): matrix_step_error_bound.
+using sparstencil::ErrorBound;
 ErrorBound step_error_bound(Precision p, std::size_t terms);
 
 }  // namespace sparstencil::cuda_sptc

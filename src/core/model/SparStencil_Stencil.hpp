@@ -116,6 +116,14 @@ inline std::vector<int> radius(const AnyStencil& s) {
 inline std::size_t term_count(const AnyStencil& s) {
   return std::visit([](const auto& st) { return st.size(); }, s);
 }
+/// The largest |weight| of a run-time stencil.
+inline double largest_weight(const AnyStencil& s) {
+  return std::visit([](const auto& st) {
+    double most = 0;
+    for (const auto& t : st.terms()) most = std::max(most, t.weight < 0 ? -t.weight : t.weight);
+    return most;
+  }, s);
+}
 
 /// The D-dimensional stencil held by `s`; throws when it has another dimension.
 template <int D>

@@ -24,6 +24,8 @@ DeviceDescription hopper(std::string name, std::string source, double memory_tb_
   d.shared_bytes_per_s = 128 * sm_clk;
   d.sparse_f16_flops   = 964 * tera;  // measured, dense-equivalent
   d.sparse_tf32_flops  = 1980 * sm_clk;
+  d.dense_f16_flops    = 645 * tera;  // mma.sync m16n8k16, measured
+  d.dense_f64_flops    = 67 * tera;   // DMMA, H100 SXM datasheet (not measured here)
   d.cuda_f32_flops     = 2 * 128 * sm_clk;
   d.cuda_f64_flops     = 2 * 64 * sm_clk;
   d.launch_seconds     = 4e-6;
@@ -43,6 +45,8 @@ DeviceDescription ampere() {
   d.shared_bytes_per_s = 128 * sm_clk;
   d.sparse_f16_flops   = 4096 * sm_clk;
   d.sparse_tf32_flops  = 2048 * sm_clk;
+  d.dense_f16_flops    = 2048 * sm_clk;  // 312 TFLOP/s
+  d.dense_f64_flops    = 128 * sm_clk;   // DMMA 19.5 TFLOP/s
   d.cuda_f32_flops     = 2 * 64 * sm_clk;
   d.cuda_f64_flops     = 2 * 32 * sm_clk;
   d.launch_seconds     = 5e-6;
@@ -59,6 +63,30 @@ DeviceDescription unmeasured_gpu() {
                           "figures, no tensor cores";
   d.sparse_f16_flops    = 0;
   d.sparse_tf32_flops   = 0;
+  d.dense_f16_flops     = 0;
+  d.dense_f64_flops     = 0;
+  return d;
+}
+
+/// One graphics compute die of an MI250X (what HIP sees as a device), from AMD's
+/// datasheet (no AMD GPU measured here): 110 CUs at 1.7 GHz, 1.6 TB/s HBM2e, MFMA f16
+/// 1024 and f64 256 flop/clk/CU, vector f32 and f64 FMA 128 flop/clk/CU, 64-lane waves.
+DeviceDescription cdna2() {
+  DeviceDescription d;
+  d.name               = "mi250x";
+  d.source             = "MI250X datasheet, one of its two dies (not measured here): 110 CUs, 1.7 GHz, 1.6 TB/s";
+  d.multiprocessors    = 110;
+  d.clock_ghz          = 1.7;
+  const double cu_clk  = d.multiprocessors * d.clock_ghz * giga;
+  d.memory_bytes_per_s = 0.85 * 1.6 * tera;
+  d.shared_bytes_per_s = 128 * cu_clk;
+  d.dense_f16_flops    = 1024 * cu_clk;
+  d.dense_f64_flops    = 256 * cu_clk;
+  d.cuda_f32_flops     = 128 * cu_clk;
+  d.cuda_f64_flops     = 128 * cu_clk;
+  d.launch_seconds     = 6e-6;
+  d.gpu                = true;
+  d.wave_lanes         = 64;
   return d;
 }
 
@@ -80,7 +108,7 @@ const std::vector<DeviceDescription>& all_devices() {
   static const std::vector<DeviceDescription> devices{
       hopper("h100", "lent H100 80GB HBM3, measured 2026-11-22: copy 2.99 TB/s, sparse f16 964 TFLOP/s", 2.99),
       hopper("h200", "H200: the H100's compute figures, copy 4.3 TB/s as measured on a lent H200", 4.3),
-      ampere(), unmeasured_gpu(), cpu()};
+      ampere(), cdna2(), unmeasured_gpu(), cpu()};
   return devices;
 }
 

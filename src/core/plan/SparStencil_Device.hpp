@@ -34,14 +34,18 @@ struct DeviceDescription {
   double shared_bytes_per_s = 0;  ///< shared memory, all SMs together
   double sparse_f16_flops   = 0;  ///< mma.sp f16/bf16, dense-equivalent flop/s (0: none)
   double sparse_tf32_flops  = 0;  ///< mma.sp tf32, dense-equivalent flop/s
+  double dense_f16_flops    = 0;  ///< dense matrix cores, f16/bf16 operands summed in f32 (0: none)
+  double dense_f64_flops    = 0;  ///< dense matrix cores, f64 (NVIDIA DMMA, AMD FP64 MFMA; 0: none)
   double cuda_f32_flops     = 0;  ///< FMA throughput of the plain cores, f32
   double cuda_f64_flops     = 0;
   double launch_seconds     = 0;  ///< fixed cost per kernel launch
   bool gpu                  = false;
+  int wave_lanes            = 32;  ///< lanes of a warp (NVIDIA) or wavefront (AMD CDNA: 64)
   bool has_sparse_tensor_cores() const { return sparse_f16_flops > 0; }
+  bool has_dense_matrix_cores() const { return dense_f16_flops > 0 || dense_f64_flops > 0; }
 };
 
-/// h100, h200, a100, gpu or cpu; throws for other names, listing the known ones.
+/// h100, h200, a100, mi250x, gpu or cpu; throws for other names, listing the known ones.
 const DeviceDescription& device_description(std::string_view name);
 std::vector<std::string> device_names();
 

@@ -36,6 +36,51 @@ std::string stencil_label(const AnyStencil& s) {
 
 }  // namespace
 
+long size_block_image(Plan& p) {
+  const int D      = p.dims();
+  const int vector = 16 / storage_bytes(p.precision);
+  auto round_up    = [](int v, int m) { return (v + m - 1) / m * m; };
+  p.shared_extent.resize(D);
+  p.shared_lead        = p.radius;
+  p.shared_lead[D - 1] = round_up(p.radius[D - 1], vector);
+  for (int a = 0; a < D; ++a) p.shared_extent[a] = p.tiles_per_block[a] * p.tile[a] + p.shared_lead[a] + p.radius[a];
+  p.shared_extent[D - 1] = round_up(p.shared_extent[D - 1], vector);
+  p.shared_pitch         = p.shared_extent[D - 1];
+  if (D > 1 && (p.shared_pitch / vector) % 2 == 0) p.shared_pitch += vector;
+  long rows = 1;
+  for (int a = 0; a + 1 < D; ++a) rows *= p.shared_extent[a];
+  return D == 1 ? p.shared_pitch : rows * p.shared_pitch;
+}
+
+void fill_block_tables(Plan& p) {
+  const int D                   = p.dims();
+  const std::vector<int> stride = p.shared_strides();
+  p.gather.clear();
+  for (int c : p.order.columns) {
+    if (c == zero_column) {
+      p.gather.push_back(-1);
+      continue;
+    }
+    int offset = 0;
+    for (int rest = c, a = D - 1; a >= 0; --a) {
+      offset += (rest % p.patch[a] + p.shared_lead[a] - p.radius[a]) * stride[a];
+      rest /= p.patch[a];
+    }
+    p.gather.push_back(offset);
+  }
+  int tiles = 1;
+  for (int t : p.tiles_per_block) tiles *= t;
+  p.tile_offsets.clear();
+  for (int j = 0; j < tiles; ++j) {
+    int offset = 0;
+    for (int rest = j, a = D - 1; a >= 0; --a) {
+      offset += (rest % p.tiles_per_block[a]) * p.tile[a] * stride[a];
+      rest /= p.tiles_per_block[a];
+    }
+    p.tile_offsets.push_back(offset);
+  }
+}
+
 const char* to_string(Bid::Outcome o) {
   switch (o) {
     case Bid::Outcome::chosen: return "chosen";
@@ -110,10 +155,11 @@ std::string explain(const Plan& p) {
                     16 / storage_bytes(p.precision));
       out << line;
     }
-    std::snprintf(line, sizeof line, "  %-12s S = %.3f (nonzeros / (padded rows x K))\n", "sparsity", p.sparsity);
+    std::snprintf(line, sizeof line, "  %-12s S = %.3f (nonzeros / (padded rows x K))%s\n", "sparsity", p.sparsity,
+                  p.dense ? ", A' dense: every entry multiplied" : "");
     out << line;
-    std::snprintf(line, sizeof line, "  %-12s %ld m%dn%dk%d MMAs per 8 tiles (%d outputs)\n", "MMAs",
-                  p.mmas_per_tile_group, p.mma.m, p.mma.n, p.mma.k, 8 * p.rows);
+    std::snprintf(line, sizeof line, "  %-12s %ld m%dn%dk%d %s per 8 tiles (%d outputs)\n", "MMAs",
+                  p.mmas_per_tile_group, p.mma.m, p.mma.n, p.mma.k, p.dense ? "dense MMAs" : "MMAs", 8 * p.rows);
     out << line;
     std::snprintf(line, sizeof line, "  %-12s %s tiles, shared memory %s (row pitch %d)\n", "block",
                   shape_string(p.tiles_per_block).c_str(), shape_string(p.shared_extent).c_str(), p.shared_pitch);

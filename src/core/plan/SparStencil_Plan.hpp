@@ -20,19 +20,26 @@
 namespace sparstencil {
 
 /// The matrix instruction of a matrix-form plan (cuda_sptc: m16n8k32 for f16/bf16,
-/// m16n8k16 for tf32).
+/// m16n8k16 for tf32; dense: m16n8k16 for f16/bf16, m16n8k4 for f64, the unit each
+/// vendor's instructions cover: SparStencil_MatrixFragments.hpp).
 struct MmaShape {
   int m = 16, n = 8, k = 32;
 };
 
-/// A' packed in its backend's per-lane fragment order (cuda_sptc:
-/// SparStencil_SparseOperand.hpp).
+/// A' packed for its backend.
+/// Sparse (cuda_sptc, SparStencil_SparseOperand.hpp): 2:4 compressed in mma.sp's per-lane
+/// fragment order, with metadata. Dense (Plan::dense): A' as it is, row-major over
+/// m_blocks x 16 rows and K columns in the order's column order, in the operand format
+/// (f16/bf16: two values a word, the even column in the low half; f64: two words a value,
+/// low word first), no metadata; each vendor's fragment layer reads it by its own lanes.
 struct PackedA {
   int m_blocks = 0;  ///< 16-row blocks of A'
   int k_chunks = 0;  ///< K / mma.k
-  /// [m_block][k_chunk][lane][reg], 4 registers a lane: f16x2 / bf16x2 pairs or tf32 words.
+  /// Sparse: [m_block][k_chunk][lane][reg], 4 registers a lane: f16x2 / bf16x2 pairs or
+  /// tf32 words. Dense: [row][K] as above.
   std::vector<std::uint32_t> values;
-  /// [m_block][k_chunk / 2][lane]: one word serves chunks 2q (selector 0) and 2q+1 (selector 1).
+  /// Sparse: [m_block][k_chunk / 2][lane]: one word serves chunks 2q (selector 0) and
+  /// 2q+1 (selector 1). Dense: empty.
   std::vector<std::uint32_t> metadata;
 };
 
@@ -133,6 +140,9 @@ struct Plan {
   int shared_pitch = 0;            ///< elements between rows of the fastest axis
   std::vector<int> tile_offsets;   ///< per tile of a block: offset of its origin
   PackedA a;
+  /// A' dense (dense matrix-core backends): every column in the order multiplied, zeros
+  /// included, no 2:4 step; packed as PackedA says.
+  bool dense = false;
   double sparsity   = 0;  ///< S: nonzeros / (padded rows x K)
   double redundancy = 1;  ///< alpha: terms of the fused stencil / (t x terms of one step)
   long mmas_per_tile_group = 0;  ///< mma.sp per 8 tiles (one N block)
@@ -160,6 +170,19 @@ struct Plan {
 
 /// Whether the plan has a matrix form (a tile and A').
 inline bool has_matrix_form(const Plan& plan) { return !plan.tile.empty(); }
+
+/// The shared-memory image of a matrix-form plan's block (tile, radius, tiles_per_block
+/// and precision set): the block plus its halo, `shared_lead` points before the block
+/// origin (the radius, rounded up to 16 bytes along the fastest axis so that image rows
+/// start on 16-byte boundaries of the grid and travel as 16-byte copies), extents rounded
+/// up to 16 bytes along the fastest axis, rows `shared_pitch` apart with pitch / (16
+/// bytes) odd (8 rows read at one column hit 8 different bank groups). Returns its points.
+long size_block_image(Plan& plan);
+
+/// The tables of a matrix-form plan over its shared-memory image (order, patch, radius,
+/// tiles_per_block and the image's lead and pitch set): `gather`, each K row's offset from
+/// a tile origin (-1 for a zero column), and `tile_offsets`, each tile origin's offset.
+void fill_block_tables(Plan& plan);
 
 /// Query-planner style text: chosen backend and why, tile, patch, nonzeros, padding,
 /// S, MMAs per tile, predicted bound and GStencil/s, every bid and why it won or lost.

@@ -186,6 +186,7 @@ class Reader {
     p.a.k_chunks              = int_value(member(a, "a", "k_chunks"), "a.k_chunks");
     p.a.values                = integers<std::uint32_t>(member(a, "a", "values"), "a.values", 0, UINT32_MAX);
     p.a.metadata              = integers<std::uint32_t>(member(a, "a", "metadata"), "a.metadata", 0, UINT32_MAX);
+    p.dense                   = boolean(at("dense"), "dense");
     p.sparsity                = number(at("sparsity"), "sparsity");
     p.redundancy              = number(at("redundancy"), "redundancy");
     p.mmas_per_tile_group     = integer(at("mmas_per_tile_group"), "mmas_per_tile_group", LONG_MIN, LONG_MAX);
@@ -268,6 +269,7 @@ std::string to_json(const Plan& p) {
       {"tile_offsets", p.tile_offsets},
       {"a", {{"m_blocks", p.a.m_blocks}, {"k_chunks", p.a.k_chunks}, {"values", p.a.values},
              {"metadata", p.a.metadata}}},
+      {"dense", p.dense},
       {"sparsity", p.sparsity},
       {"redundancy", p.redundancy},
       {"mmas_per_tile_group", p.mmas_per_tile_group},

@@ -117,6 +117,7 @@ class Verifier {
     empty("shared_pitch", p.shared_pitch == 0);
     empty("tile_offsets", p.tile_offsets.empty());
     empty("a", p.a.m_blocks == 0 && p.a.k_chunks == 0 && p.a.values.empty() && p.a.metadata.empty());
+    empty("dense", !p.dense);
   }
 
   void matrix_form() const {
@@ -143,6 +144,18 @@ class Verifier {
 
   /// The instruction and its operands.
   void operand() const {
+    if (p.dense) {
+      if (p.precision != Precision::f16 && p.precision != Precision::bf16 && p.precision != Precision::f64) {
+        fail("precision", "dense matrix-form plans multiply f16, bf16 or f64 operands, not ", to_string(p.precision));
+      }
+      const int k = p.precision == Precision::f64 ? 4 : 16;
+      if (p.mma.m != 16 || p.mma.n != 8 || p.mma.k != k) {
+        fail("mma", "m", p.mma.m, "n", p.mma.n, "k", p.mma.k, " is not the dense m16n8k", k, " unit of ",
+             to_string(p.precision), " operands");
+      }
+      if (!p.runs.empty()) fail("runs", "set, but dense plans gather B' through the table (no row runs)");
+      return;
+    }
     const bool tf32 = p.precision == Precision::tf32;
     if (p.precision != Precision::f16 && p.precision != Precision::bf16 && !tf32) {
       fail("precision", "matrix-form plans multiply f16, bf16 or tf32 operands, not ", to_string(p.precision));
@@ -172,6 +185,10 @@ class Verifier {
     if (tiles % 8 != 0 || tiles >= saturated) {
       fail("tiles_per_block", shape(p.tiles_per_block), ": ", tiles,
            " tiles a block, not a multiple of 8 (the N of an MMA: 8 tiles)");
+    }
+    if (p.dense && tiles % 16 != 0) {
+      fail("tiles_per_block", shape(p.tiles_per_block), ": ", tiles,
+           " tiles a block, not a multiple of 16 (dense plans: the N of AMD's MFMA)");
     }
     const long patch_points = product(p.patch);
     if (p.nonzeros > static_cast<std::size_t>(p.rows) * static_cast<std::size_t>(std::min(patch_points, 1L << 31))) {
@@ -212,6 +229,20 @@ class Verifier {
     const long m_blocks = (p.rows + 15) / 16, k_chunks = K / p.mma.k;
     if (a.m_blocks != m_blocks) fail("a.m_blocks", a.m_blocks, " is not ceil(rows / 16) = ", m_blocks);
     if (a.k_chunks != k_chunks) fail("a.k_chunks", a.k_chunks, " is not K / mma.k = ", K, " / ", p.mma.k);
+    if (p.mmas_per_tile_group != m_blocks * k_chunks) {
+      fail("mmas_per_tile_group", p.mmas_per_tile_group, " is not m_blocks x k_chunks = ", m_blocks * k_chunks);
+    }
+    if (p.dense) {
+      // Row-major [m_blocks x 16][K]: two f16/bf16 values a word, or two words an f64.
+      const std::size_t entries = static_cast<std::size_t>(m_blocks) * 16 * static_cast<std::size_t>(K);
+      const std::size_t words   = p.precision == Precision::f64 ? 2 * entries : entries / 2;
+      if (a.values.size() != words) {
+        fail("a.values", a.values.size(), " words, where m_blocks x 16 rows x K = ", entries, " dense ",
+             to_string(p.precision), " values take ", words);
+      }
+      if (!a.metadata.empty()) fail("a.metadata", a.metadata.size(), " words, but dense A' has no metadata");
+      return;
+    }
     const std::size_t values = static_cast<std::size_t>(m_blocks * k_chunks) * 32 * 4;
     if (a.values.size() != values) {
       fail("a.values", a.values.size(), " words, where m_blocks x k_chunks x 32 lanes x 4 registers = ", values);
@@ -219,9 +250,6 @@ class Verifier {
     const std::size_t metadata = static_cast<std::size_t>(m_blocks * ((k_chunks + 1) / 2)) * 32;
     if (a.metadata.size() != metadata) {
       fail("a.metadata", a.metadata.size(), " words, where m_blocks x ceil(k_chunks / 2) x 32 lanes = ", metadata);
-    }
-    if (p.mmas_per_tile_group != m_blocks * k_chunks) {
-      fail("mmas_per_tile_group", p.mmas_per_tile_group, " is not m_blocks x k_chunks = ", m_blocks * k_chunks);
     }
   }
 

@@ -196,15 +196,21 @@ Plan make_plan(const PlanRequest& r, const std::vector<const BackendModel*>& bac
     bids.push_back({p.candidate.plan.backend, p.candidate.plan.tile, p.candidate.plan.predicted.seconds,
                     &p == &*best ? Bid::Outcome::chosen : Bid::Outcome::slower, p.candidate.summary});
   }
-  // The model paper's scenario: the fastest matrix-form plan against the fastest
-  // plain-cores plan, where both exist.
-  const Planned* plain  = nullptr;
+  // The model paper's scenario: the fastest matrix-form plan whose backend makes that
+  // comparison (the sparse one) against the fastest plain-cores plan, where both exist.
+  const Planned* plain = nullptr;
+  for (const Planned& p : planned) {
+    if (p.backend->plain_cores() && (!plain || better(p.candidate.plan, plain->candidate.plan))) plain = &p;
+  }
   const Planned* matrix = nullptr;
   for (const Planned& p : planned) {
-    const Planned*& side = p.backend->plain_cores() ? plain : matrix;
-    if (!side || better(p.candidate.plan, side->candidate.plan)) side = &p;
+    if (!plain || p.backend->plain_cores()) continue;
+    const Scenario sc = p.backend->scenario(p.candidate.plan, plain->candidate.plan);
+    if (sc.known && (!matrix || better(p.candidate.plan, matrix->candidate.plan))) {
+      matrix          = &p;
+      chosen.scenario = sc;
+    }
   }
-  if (plain && matrix) chosen.scenario = matrix->backend->scenario(matrix->candidate.plan, plain->candidate.plan);
   // Fastest first; backends that could not run last.
   std::stable_sort(bids.begin(), bids.end(), [](const Bid& a, const Bid& b) {
     const bool ra = a.outcome == Bid::Outcome::cannot_run, rb = b.outcome == Bid::Outcome::cannot_run;

@@ -4,7 +4,11 @@
 /// (what cvt.rn does); ties away from zero for tf32 (cvt.rna.tf32.f32).
 #include <cmath>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
+
+#include "SparStencil_Device.hpp"
+#include "SparStencil_Error.hpp"
 
 namespace sparstencil::impl {
 
@@ -66,3 +70,29 @@ inline std::uint32_t tf32_bits(float x) {
 inline float tf32_value(std::uint32_t t) { return bits_float(t); }
 
 }  // namespace sparstencil::impl
+
+namespace sparstencil {
+
+/// Error bound of one matrix-core step with `terms` terms (docs/PRECISION.md):
+///   |computed - exact| <= factor * sum_k |w_k| |in(x + o_k)| + floor * max |in|
+/// f16/bf16/tf32 operands: factor = u_op (weights rounded) + u_in (inputs rounded to the
+/// operand format; 0 where storage already is that format) + (terms + 2) 2^-24 (f32 sums)
+/// + u_store, `floor` covering weights that fall below the format's normal range (f16
+/// subnormals); f64 operands summed in f64: (terms + 2) 2^-53.
+struct ErrorBound {
+  double factor = 0;
+  double floor  = 0;
+};
+inline ErrorBound matrix_step_error_bound(Precision p, std::size_t terms) {
+  const double n        = static_cast<double>(terms);
+  const double f32_sums = (n + 2.0) * 0x1p-24;
+  switch (p) {
+    case Precision::f16: return {0x1p-11 + f32_sums + 0x1p-11, (n + 1) * 0x1p-25};
+    case Precision::bf16: return {0x1p-8 + f32_sums + 0x1p-8, 0.0};
+    case Precision::tf32: return {0x1p-11 + 0x1p-11 + f32_sums + 0x1p-24, 0.0};
+    case Precision::f64: return {(n + 2.0) * 0x1p-53, 0.0};
+    default: impl::fail("matrix_step_error_bound", "precision ", to_string(p), " has no matrix-core form");
+  }
+}
+
+}  // namespace sparstencil

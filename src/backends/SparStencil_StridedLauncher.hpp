@@ -1,0 +1,39 @@
+#pragma once
+/// A Launcher (SparStencil_KokkosBackend.hpp) for the raw-API CUDA executors (cuda_sptc,
+/// dense): the executor built once from the plan, each launch handing it the Views'
+/// pointers and strides in the plan's axis order (LayoutLeft reversed) and the space's
+/// CUDA stream.
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <type_traits>
+
+#include "SparStencil_KokkosBackend.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace sparstencil::impl {
+
+template <int D, class Executor, class ExecSpace, class InView, class OutView>
+class StridedLauncher final : public Launcher<ExecSpace, InView, OutView> {
+ public:
+  explicit StridedLauncher(const Plan& plan) : m_executor(plan) {}
+
+  void launch(const ExecSpace& space, const InView& in, const OutView& out) const override {
+    constexpr bool reversed = std::is_same_v<typename OutView::array_layout, Kokkos::LayoutLeft>;
+    long in_strides[D], out_strides[D];
+    for (int a = 0; a < D; ++a) {
+      const int axis = reversed ? D - 1 - a : a;
+      in_strides[a]  = static_cast<long>(in.stride(axis));
+      out_strides[a] = static_cast<long>(out.stride(axis));
+    }
+    m_executor.apply(in.data(), in_strides, out.data(), out_strides, space.cuda_stream());
+  }
+  std::string describe() const override { return m_executor.describe(); }
+  bool capturable() const override { return true; }
+
+ private:
+  Executor m_executor;
+};
+
+}  // namespace sparstencil::impl
+#endif

@@ -1,0 +1,162 @@
+// The dense matrix-core executor (raw API, no Kokkos) on the GPU against the double
+// reference within its precision's bound, and against the plan emulator with NVIDIA's
+// instructions within the summation-order bound (docs/PRECISION.md): presets x f16/bf16/
+// f64 x boundaries, every tile, the catalogue, random stencils, odd and prime extents,
+// strided grids, a fused periodic plan, and the errors. Skips, saying why, without a GPU
+// of compute capability 8.0+.
+#include <cuda_runtime_api.h>
+
+#include "SparStencil_Catalogue.hpp"
+#include "SparStencil_CudaDevice.hpp"
+#include "SparStencil_DenseEmulator.hpp"
+#include "SparStencil_DenseExecutor.hpp"
+#include "SparStencil_Presets.hpp"
+#include "cuda/gpu_grids.hpp"
+#include "test_grid_utils.hpp"
+
+namespace sparstencil::test {
+namespace {
+
+#define SKIP_WITHOUT_DENSE_GPU()                                                                     \
+  do {                                                                                               \
+    if (cuda_sptc::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU test skipped";          \
+    if (cuda_sptc::device_info(0).major < 8)                                                         \
+      GTEST_SKIP() << "device 0 is below compute capability 8.0 (no mma.sync of the kernel): skipped"; \
+  } while (0)
+
+inline constexpr Precision dense_precisions[] = {Precision::f16, Precision::bf16, Precision::f64};
+
+std::vector<long> contiguous(const std::vector<long>& extents) {
+  std::vector<long> strides(extents.size(), 1);
+  for (int a = static_cast<int>(extents.size()) - 2; a >= 0; --a) strides[a] = strides[a + 1] * extents[a + 1];
+  return strides;
+}
+
+/// The kernel's result against the reference and the NVIDIA emulation (summation_order_slack).
+template <int D>
+void expect_gpu_matches(const Plan& plan, std::uint64_t seed, std::vector<long> in_strides = {},
+                        std::vector<long> out_strides = {}) {
+  std::array<int, D> extents{};
+  for (int a = 0; a < D; ++a) extents[a] = static_cast<int>(plan.grid[a]);
+  if (in_strides.empty()) in_strides = contiguous(plan.grid);
+  if (out_strides.empty()) out_strides = contiguous(plan.grid);
+  const HostGrid<D> in     = random_grid<D>(extents, plan.precision, seed);
+  const HostGrid<D> before = random_grid<D>(extents, plan.precision, seed + 1);
+  const dense::DenseExecutor executor(plan);
+  const HostGrid<D> got = run_on_gpu<D>(plan.precision, in, before, in_strides, out_strides,
+                                        [&](const void* d_in, void* d_out) {
+                                          executor.apply(d_in, in_strides.data(), d_out, out_strides.data());
+                                        });
+  const std::string what = name(plan.original) + " " + to_string(plan.precision) + " " + to_string(plan.boundary) +
+                           " tile " + impl::tuple_string(plan.tile) + " steps " + std::to_string(plan.fused_steps) +
+                           " grid " + impl::tuple_string(plan.grid) + " [" + executor.describe() + "]";
+  const SparseExpectation<D> want = sparse_expectation(plan, in, before);
+  EXPECT_TRUE(within_bound(got, want.expected, want.slack, 1.0, want.margin)) << "vs reference: " << what;
+
+  HostGrid<D> emulated = before;
+  dense::emulate(plan, in, emulated, dense::Vendor::nvidia);
+  const HostGrid<D> order_slack = summation_order_slack(plan, in, before, emulated);
+  EXPECT_TRUE(within_bound(got, emulated, order_slack, 1.0)) << "vs emulator: " << what;
+  if (plan.boundary == Boundary::interior) {
+    const Stencil<D>& applied = as<D>(plan.stencil);
+    for (std::size_t flat = 0; flat < got.values.size(); ++flat) {
+      if (!in_interior(applied, extents, got.point(flat))) {
+        ASSERT_EQ(got.values[flat], before.values[flat]) << "rim changed: " << what;
+      }
+    }
+  }
+}
+
+template <int D>
+PlanRequest dense_request(const Stencil<D>& s, Precision p, Boundary b, const std::array<int, D>& grid, int steps = 1) {
+  PlanRequest r = request_for<D>(s, p, b, steps, grid);
+  r.backends    = {"dense"};
+  return r;
+}
+
+/// Odd and prime grids of several blocks, partial blocks at every far edge.
+template <int D>
+std::array<int, D> larger_grid(int variant) {
+  if constexpr (D == 1) return {variant ? 20011 : 16411};
+  else if constexpr (D == 2) return {variant ? 67 : 53, variant ? 557 : 521};
+  else return {variant ? 13 : 11, variant ? 37 : 41, variant ? 131 : 139};
+}
+
+TEST(DenseExecutor, PresetsEveryPrecisionAndBoundary) {
+  SKIP_WITHOUT_DENSE_GPU();
+  std::uint64_t seed = 1;
+  for (const AnyStencil& any : presets::standard_set()) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      for (Precision p : dense_precisions) {
+        for (Boundary b : all_boundaries) {
+          expect_gpu_matches<D>(make_plan(dense_request<D>(s, p, b, larger_grid<D>(seed % 2))), seed);
+          ++seed;
+        }
+      }
+    }, any);
+  }
+}
+
+TEST(DenseExecutor, EveryTileOfThePresets) {
+  SKIP_WITHOUT_DENSE_GPU();
+  std::uint64_t seed = 100;
+  for (const AnyStencil& any : presets::standard_set()) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      for (const auto& tile : dense::candidate_tiles(D)) {
+        const Precision p = dense_precisions[seed % 3];
+        const Boundary b  = all_boundaries[seed % 3];
+        expect_gpu_matches<D>(dense::make_dense_plan(dense_request<D>(s, p, b, small_grid<D>()), tile), ++seed);
+      }
+    }, any);
+  }
+}
+
+TEST(DenseExecutor, CatalogueAndRandomStencils) {
+  SKIP_WITHOUT_DENSE_GPU();
+  std::uint64_t seed = 500;
+  for (const auto& entry : load_catalogue(reference_catalogue_path())) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      std::array<int, D> grid = larger_grid<D>(seed % 2);
+      for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
+      const Plan plan = make_plan(dense_request<D>(s, dense_precisions[seed % 3], all_boundaries[seed % 3], grid));
+      expect_gpu_matches<D>(plan, ++seed);
+    }, entry.stencil);
+  }
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 30; ++i, ++seed) {
+    const Precision p = dense_precisions[i % 3];
+    const Boundary b  = all_boundaries[(i / 3) % 3];
+    if (i % 3 == 0) expect_gpu_matches<1>(make_plan(dense_request<1>(random_stencil<1>(rng, 1 + i % 6), p, b, {4099})), seed);
+    else if (i % 3 == 1) expect_gpu_matches<2>(make_plan(dense_request<2>(random_stencil<2>(rng, 1 + i % 5), p, b, larger_grid<2>(i % 2))), seed);
+    else expect_gpu_matches<3>(make_plan(dense_request<3>(random_stencil<3>(rng, 1 + i % 3), p, b, larger_grid<3>(i % 2))), seed);
+  }
+}
+
+TEST(DenseExecutor, StridedGridsAndAFusedPlan) {
+  SKIP_WITHOUT_DENSE_GPU();
+  const Plan plan = make_plan(dense_request<2>(presets::box_2d9p(), Precision::f64, Boundary::fixed_rim, {45, 301}));
+  expect_gpu_matches<2>(plan, 3, {301 * 3, 3}, {320, 1});
+  const Plan half = make_plan(dense_request<3>(presets::heat_3d(), Precision::f16, Boundary::periodic, {9, 21, 70}));
+  expect_gpu_matches<3>(half, 5, {21 * 80 + 7, 80, 1}, {21 * 70 * 2, 70 * 2, 2});
+  expect_gpu_matches<2>(make_plan(dense_request<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, {61, 263}, 3)), 7);
+}
+
+TEST(DenseExecutor, ClearErrors) {
+  SKIP_WITHOUT_DENSE_GPU();
+  const Plan plan = make_plan(dense_request<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, {32, 64}));
+  const dense::DenseExecutor executor(plan);
+  DeviceBuffer a(32 * 64 * 2), b(32 * 64 * 2);
+  EXPECT_ERROR_MENTIONS(executor.apply(nullptr, b.data), "null");
+  EXPECT_ERROR_MENTIONS(executor.apply(a.data, a.data), "overlap");
+  const long bad[2] = {64, 0};
+  EXPECT_ERROR_MENTIONS(executor.apply(a.data, bad, b.data, bad), "strides must be positive");
+  PlanRequest g = dense_request<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, {32, 64});
+  g.backends    = {"generic"};
+  EXPECT_ERROR_MENTIONS(dense::DenseExecutor{make_plan(g)}, "not dense");
+}
+
+}  // namespace
+}  // namespace sparstencil::test
