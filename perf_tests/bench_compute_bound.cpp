@@ -1,13 +1,13 @@
 // Compute-bound single steps on the plain cores against the device's FMA peak, in one run:
-//   sparstencil_bench_compute_bound [--launches 20] [--repeats 7] [--small]
+//   sparstencil_bench_compute_bound [--launches 20] [--repeats 7] [--small] [--dense]
 // - peak: a microbenchmark of independent FMA chains (eight a thread, every thread of a
 //   full grid), float and double: the FMAs a second the device issues at best;
 // - the generic executor's single step (StencilPlan::apply, periodic, autotuned) of the
 //   15 x 15 box at 10240^2 and the 5 x 5 x 5 box at 512^3 (96^2 / 48^3 with --small), float
 //   and double, random weights and data: GStencil/s and FMAs a second (one an output
 //   point and term) as a share of the peak of the same precision.
-// - with --dense (a build with the dense executor on CUDA): the dense matrix-core backend
-//   beside the generic executor in the same run on the boxes the plain cores are compute
+// - with --dense instead (a build with the dense executor on CUDA): the dense matrix-core
+//   backend beside the generic executor in the same run on the boxes the plain cores are compute
 //   bound on: the 15 x 15 box in half and double, Box-2D49P and the 7 x 7 x 7 box in double
 //   (and the memory-bound 3 x 3 box in half, for the cost model).
 // Device time per launch: bench_timing.hpp.
@@ -154,6 +154,15 @@ int run(int argc, char* argv[]) {
     else if (flag == "--repeats") repeats = value;
     else throw std::runtime_error("bench_compute_bound: unknown option '" + flag + "'");
   }
+  if (dense) {  // the dense backend's comparisons alone
+    using Half = Kokkos::Experimental::half_t;
+    dense_against_generic<Half, 2>(1, small ? 96 : 10240, launches, repeats, "half");  // memory bound
+    dense_against_generic<Half, 2>(7, small ? 96 : 10240, launches, repeats, "half");
+    dense_against_generic<double, 2>(7, small ? 96 : 10240, launches, repeats, "double");
+    dense_against_generic<double, 2>(3, small ? 96 : 10240, launches, repeats, "double");
+    dense_against_generic<double, 3>(3, small ? 48 : 512, launches, repeats, "double");
+    return 0;
+  }
   const double peak_f = fma_peak<float>(small, repeats), peak_d = fma_peak<double>(small, repeats);
   std::printf("FMA peak on %s: float %.2f TFMA/s (%.1f TFLOP/s), double %.2f TFMA/s (%.1f TFLOP/s)\n", Space::name(),
               peak_f / 1e12, 2 * peak_f / 1e12, peak_d / 1e12, 2 * peak_d / 1e12);
@@ -161,14 +170,6 @@ int run(int argc, char* argv[]) {
   run_box<double, 2>(7, small ? 96 : 10240, launches, repeats, peak_d, "double");
   run_box<float, 3>(2, small ? 48 : 512, launches, repeats, peak_f, "float");
   run_box<double, 3>(2, small ? 48 : 512, launches, repeats, peak_d, "double");
-  if (dense) {
-    using Half = Kokkos::Experimental::half_t;
-    dense_against_generic<Half, 2>(1, small ? 96 : 10240, launches, repeats, "half");  // memory bound
-    dense_against_generic<Half, 2>(7, small ? 96 : 10240, launches, repeats, "half");
-    dense_against_generic<double, 2>(7, small ? 96 : 10240, launches, repeats, "double");
-    dense_against_generic<double, 2>(3, small ? 96 : 10240, launches, repeats, "double");
-    dense_against_generic<double, 3>(3, small ? 48 : 512, launches, repeats, "double");
-  }
   return 0;
 }
 

@@ -68,7 +68,8 @@ step gray-scott-bench "$build/perf_tests/sparstencil_bench_gray_scott" --n 8192 
 step gray-scott "$build/examples/gray_scott" --n 2048 --steps 4000 --png "$out/gray_scott.png"
 step wave "$build/examples/wave" --n 2048 --steps 5600 --png "$out/wave.png"
 # Compute-bound single steps (15 x 15, 5 x 5 x 5 boxes) against the FMA peak (docs/GENERIC.md).
-step compute-bound "$build/perf_tests/sparstencil_bench_compute_bound" --dense
+step compute-bound "$build/perf_tests/sparstencil_bench_compute_bound"
+step dense "$build/perf_tests/sparstencil_bench_compute_bound" --dense
 # Temporal blocking against single steps on issue 25's cases (docs/GENERIC.md).
 step temporal "$build/perf_tests/sparstencil_bench_temporal"
 # Host work per call and iterate's wall time against its device time (docs/BENCHMARKS.md).

@@ -39,6 +39,16 @@ void expect_layout_covers_once() {
       c.insert({e.row, e.col});
     }
   }
+  // A values in runs of a_run consecutive k, each run starting at a multiple of it.
+  for (int lane = 0; lane < L::lanes; ++lane) {
+    for (int i = 0; i < L::a_values; i += L::a_run) {
+      EXPECT_EQ(L::a(lane, i).col % L::a_run, 0) << L::instruction;
+      for (int j = 1; j < L::a_run; ++j) {
+        EXPECT_EQ(L::a(lane, i + j).row, L::a(lane, i).row) << L::instruction;
+        EXPECT_EQ(L::a(lane, i + j).col, L::a(lane, i).col + j) << L::instruction;
+      }
+    }
+  }
   EXPECT_EQ(static_cast<int>(a.size()), L::m * L::k) << L::instruction;
   EXPECT_EQ(L::lanes * L::a_values, L::m * L::k) << L::instruction;
   EXPECT_EQ(static_cast<int>(b.size()), L::k * L::n) << L::instruction;

@@ -54,6 +54,12 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
   for (int row = 0; row < g.m_blocks * 16; ++row)
     for (int k = 0; k < g.K; ++k) a[static_cast<std::size_t>(row) * g.K + k] = unpack_dense(plan.a, plan.precision, row, k);
   std::vector<double> image(static_cast<std::size_t>(g.image_values));
+  // The kernel's tables of tile origins and tile points (coordinates, D a row).
+  std::vector<int> tile_at(static_cast<std::size_t>(g.tiles) * D), point_at(static_cast<std::size_t>(g.m_blocks) * 16 * D);
+  for (int t = 0; t < g.tiles; ++t)
+    for (int ax = 0; ax < D; ++ax) tile_at[t * D + ax] = tile_coordinate(g, t, ax);
+  for (int r = 0; r < g.m_blocks * 16; ++r)
+    for (int ax = 0; ax < D; ++ax) point_at[r * D + ax] = point_coordinate(g, r, ax);
   long block_count = 1;
   for (int ax = 0; ax < D; ++ax) block_count *= g.blocks[ax];
   std::vector<std::array<double, L::a_values>> a_lanes(L::lanes);
@@ -63,9 +69,12 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
     long origin[D];
     block_origin(g, b, origin);
     std::fill(image.begin(), image.end(), 0.0);
-    for (int s = 0; s < g.fill_points; ++s) {
-      const ImagePoint p = image_point(g, origin, s);
-      if (p.inside) image[p.offset] = operand_value(plan.precision, in.values[p.in_index]);
+    for (int row = 0; row < image_rows(g); ++row) {
+      const ImageRow r = image_row(g, origin, row);
+      for (int x = 0; x < g.shared_extent[D - 1]; ++x) {
+        const long at = image_coordinate(g, origin, D - 1, x);
+        if (r.inside && at >= 0) image[r.offset + x] = operand_value(plan.precision, in.values[r.in_index + at * g.in_stride[D - 1]]);
+      }
     }
     for (int index = 0; index < unit_count<L>(g.tiles, g.m_blocks); ++index) {
       const Unit u = unit_of<L>(index, g.m_blocks);
@@ -82,7 +91,8 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
       }
       for (int lane = 0; lane < L::lanes; ++lane) {
         for (int i = 0; i < L::c_values; ++i) {
-          const OutputPoint x = output_point(g, origin, c_target<L>(u, lane, i));
+          const Target t      = c_target<L>(u, lane, i);
+          const OutputPoint x = output_point(g, origin, &tile_at[t.tile * D], &point_at[t.row * D]);
           if (!x.inside) continue;
           if (g.boundary == 0 || x.interior) out.values[x.out_index] = operand_value(plan.precision, c_lanes[lane][i]);
           else if (g.boundary == 2) out.values[x.out_index] = in.values[x.in_index];

@@ -116,6 +116,19 @@ __device__ inline unsigned short to_bits(float x) {
 template <class Kind>
 using LayoutOf = std::conditional_t<std::is_same_v<Kind, F64>, Layout64, Layout16>;
 
+
+/// `run` consecutive values in one aligned load (the layout's a_run).
+template <int run, class Bits>
+__device__ inline void load_run(const Bits* from, Bits* to) {
+  if constexpr (run == 1) {
+    to[0] = from[0];
+  } else {
+    using Word   = std::conditional_t<run * sizeof(Bits) == 4, unsigned, uint2>;
+    const Word w = *reinterpret_cast<const Word*>(from);
+    __builtin_memcpy(to, &w, sizeof w);
+  }
+}
+
 template <class Kind, int D>
 __global__ void __launch_bounds__(block_threads) dense_kernel(const DenseArgs<D> g) {
   using L    = LayoutOf<Kind>;
@@ -125,6 +138,8 @@ __global__ void __launch_bounds__(block_threads) dense_kernel(const DenseArgs<D>
   Bits* image       = reinterpret_cast<Bits*>(shared_words);
   int* gather       = reinterpret_cast<int*>(image + g.image_values);
   int* tile_offsets = gather + g.K;
+  int* tile_at      = tile_offsets + g.tiles;   // [tile][axis]: tile_coordinate
+  int* point_at     = tile_at + g.tiles * D;    // [row of A'][axis]: point_coordinate
   const Bits* in    = static_cast<const Bits*>(g.in);
   Bits* out         = static_cast<Bits*>(g.out);
   const Bits* a     = reinterpret_cast<const Bits*>(g.a);
@@ -132,34 +147,57 @@ __global__ void __launch_bounds__(block_threads) dense_kernel(const DenseArgs<D>
   block_origin(g, static_cast<long>(blockIdx.x), origin);
   for (int i = threadIdx.x; i < g.K; i += blockDim.x) gather[i] = g.gather[i];
   for (int i = threadIdx.x; i < g.tiles; i += blockDim.x) tile_offsets[i] = g.tile_offsets[i];
-  for (int s = threadIdx.x; s < g.fill_points; s += blockDim.x) {
-    const ImagePoint p = image_point(g, origin, s);
-    image[p.offset]    = p.inside ? in[p.in_index] : Bits(0);
+  for (int i = threadIdx.x; i < g.tiles * D; i += blockDim.x) tile_at[i] = tile_coordinate(g, i / D, i % D);
+  for (int i = threadIdx.x; i < g.m_blocks * 16 * D; i += blockDim.x) point_at[i] = point_coordinate(g, i / D, i % D);
+  const int lane = threadIdx.x % L::lanes, wave = threadIdx.x / L::lanes, waves = blockDim.x / L::lanes;
+  // The image, a row a wave at a time, its lanes along the row.
+  const long x_stride = g.in_stride[D - 1];
+  for (int row = wave; row < image_rows(g); row += waves) {
+    const ImageRow r = image_row(g, origin, row);
+    for (int x = lane; x < g.shared_extent[D - 1]; x += L::lanes) {
+      const long at         = image_coordinate(g, origin, D - 1, x);
+      image[r.offset + x] = r.inside && at >= 0 ? in[r.in_index + at * x_stride] : Bits(0);
+    }
   }
   __syncthreads();
-  const int lane = threadIdx.x % L::lanes, wave = threadIdx.x / L::lanes, waves = blockDim.x / L::lanes;
-  const int units = unit_count<L>(g.tiles, g.m_blocks);
+  // A wave's unit of work takes `batch` groups of tiles at once: each A fragment and
+  // gather entry loaded serves them all.
+  constexpr int batch = group_batch;
+  const int groups    = g.tiles / L::n;
+  const int units     = (groups + batch - 1) / batch * g.m_blocks * parts<L>();
   for (int index = wave; index < units; index += waves) {
-    const Unit u = unit_of<L>(index, g.m_blocks);
-    Acc c[L::c_values];
-    for (int i = 0; i < L::c_values; ++i) c[i] = Acc(0);
-    for (int kc = 0; kc < g.k_chunks; ++kc) {
-      Bits av[L::a_values], bv[L::b_values];
-      for (int i = 0; i < L::a_values; ++i) av[i] = a[a_index<L>(u, g.K, kc, lane, i)];
-      for (int i = 0; i < L::b_values; ++i) {
-        const int o = b_offset<L>(u, gather, tile_offsets, kc, lane, i);
-        bv[i]       = o < 0 ? Bits(0) : image[o];
-      }
-      mma<Kind>(c, av, bv);
+    const Unit first = unit_of<L>(index, g.m_blocks);  // .group: the batch
+    Unit u[batch];
+    int tile_base[batch][L::b_values];
+    Acc c[batch][L::c_values];
+    for (int j = 0; j < batch; ++j) {
+      u[j] = {first.group * batch + j, first.m_block, first.part};
+      for (int i = 0; i < L::b_values; ++i) tile_base[j][i] = u[j].group < groups ? b_tile<L>(u[j], tile_offsets, lane, i) : 0;
+      for (int i = 0; i < L::c_values; ++i) c[j][i] = Acc(0);
     }
-    for (int i = 0; i < L::c_values; ++i) {
-      const OutputPoint x = output_point(g, origin, c_target<L>(u, lane, i));
-      if (!x.inside) continue;
-      if (g.boundary == 0 || x.interior) {
-        if constexpr (std::is_same_v<Kind, F64>) out[x.out_index] = c[i];
-        else out[x.out_index] = to_bits<Kind>(c[i]);
-      } else if (g.boundary == 2) {
-        out[x.out_index] = in[x.in_index];
+    for (int kc = 0; kc < g.k_chunks; ++kc) {
+      Bits av[L::a_values];
+      int row_at[L::b_values];
+      for (int i = 0; i < L::a_values; i += L::a_run) load_run<L::a_run>(a + a_index<L>(first, g.K, kc, lane, i), av + i);
+      for (int i = 0; i < L::b_values; ++i) row_at[i] = b_gather<L>(gather, kc, lane, i);
+      for (int j = 0; j < batch; ++j) {
+        if (u[j].group >= groups) break;  // the same for the whole wave
+        Bits bv[L::b_values];
+        for (int i = 0; i < L::b_values; ++i) bv[i] = row_at[i] < 0 ? Bits(0) : image[tile_base[j][i] + row_at[i]];
+        mma<Kind>(c[j], av, bv);
+      }
+    }
+    for (int j = 0; j < batch && u[j].group < groups; ++j) {
+      for (int i = 0; i < L::c_values; ++i) {
+        const Target t      = c_target<L>(u[j], lane, i);
+        const OutputPoint x = output_point(g, origin, tile_at + t.tile * D, point_at + t.row * D);
+        if (!x.inside) continue;
+        if (g.boundary == 0 || x.interior) {
+          if constexpr (std::is_same_v<Kind, F64>) out[x.out_index] = c[j][i];
+          else out[x.out_index] = to_bits<Kind>(c[j][i]);
+        } else if (g.boundary == 2) {
+          out[x.out_index] = in[x.in_index];
+        }
       }
     }
   }

@@ -87,13 +87,21 @@ SPARSTENCIL_FRAGMENT_HD inline long a_index(const Unit& u, int K, int kc, int la
   const Element e = L::a(lane, i);
   return static_cast<long>(u.m_block * 16 + u.part * L::m + e.row) * K + kc * L::k + e.col;
 }
-/// Offset into the block's image of lane `lane`'s B value i in chunk kc; -1: a zero column.
+/// Lane `lane`'s B value i in chunk kc is the image value at its tile's origin (b_tile)
+/// plus its K row's gather entry (b_gather; -1: a zero column). b_offset: the sum, or -1.
+template <class L>
+SPARSTENCIL_FRAGMENT_HD inline int b_tile(const Unit& u, const int* tile_offsets, int lane, int i) {
+  return tile_offsets[u.group * L::n + L::b(lane, i).col];
+}
+template <class L>
+SPARSTENCIL_FRAGMENT_HD inline int b_gather(const int* gather, int kc, int lane, int i) {
+  return gather[kc * L::k + L::b(lane, i).row];
+}
 template <class L>
 SPARSTENCIL_FRAGMENT_HD inline int b_offset(const Unit& u, const int* gather, const int* tile_offsets, int kc,
                                             int lane, int i) {
-  const Element e = L::b(lane, i);
-  const int g     = gather[kc * L::k + e.row];
-  return g < 0 ? -1 : tile_offsets[u.group * L::n + e.col] + g;
+  const int g = b_gather<L>(gather, kc, lane, i);
+  return g < 0 ? -1 : b_tile<L>(u, tile_offsets, lane, i) + g;
 }
 /// The block's tile and the tile point (row of A') of lane `lane`'s result i.
 struct Target {
@@ -114,48 +122,76 @@ SPARSTENCIL_FRAGMENT_HD inline void block_origin(const DenseArgs<D>& g, long b, 
   }
 }
 
-/// Image point s (row-major over shared_extent): its offset in the image and the input
-/// element it holds (wrapped under periodic), or inside = false for a zero.
-struct ImagePoint {
+/// The grid coordinate along axis a of image position `local` (wrapped under periodic,
+/// without a 64-bit division where one turn suffices), or -1 outside the grid (a zero).
+template <int D>
+SPARSTENCIL_FRAGMENT_HD inline long image_coordinate(const DenseArgs<D>& g, const long (&origin)[D], int a, int local) {
+  long x = origin[a] + local - g.shared_lead[a];
+  if (x >= 0 && x < g.extent[a]) return x;
+  if (g.boundary != 0) return -1;
+  x = x < 0 ? x + g.extent[a] : x - g.extent[a];
+  if (x < 0 || x >= g.extent[a]) x = (x % g.extent[a] + g.extent[a]) % g.extent[a];
+  return x;
+}
+
+/// Rows of the image: its points over its extent along the fastest axis.
+template <int D>
+SPARSTENCIL_FRAGMENT_HD inline int image_rows(const DenseArgs<D>& g) {
+  return g.fill_points / g.shared_extent[D - 1];
+}
+
+/// Image row `row` (row-major over the axes but the fastest): the offset of its first
+/// value in the image and the input element of its axes but the fastest; inside = false
+/// where the row lies outside the grid (zeros). Its values are copied along the fastest
+/// axis: image[offset + x] = in[in_index + image_coordinate(D - 1, x) * in_stride[D - 1]].
+struct ImageRow {
   int offset;
   long in_index;
   bool inside;
 };
 template <int D>
-SPARSTENCIL_FRAGMENT_HD inline ImagePoint image_point(const DenseArgs<D>& g, const long (&origin)[D], int s) {
-  ImagePoint p{0, 0, true};
-  for (int a = D - 1; a >= 0; --a) {
-    const int local = s % g.shared_extent[a];
-    s /= g.shared_extent[a];
-    p.offset += local * g.shared_stride[a];
-    long x = origin[a] + local - g.shared_lead[a];
-    // Wrapped without a 64-bit division where one turn suffices (nearly every read).
-    if (g.boundary == 0 && (x < 0 || x >= g.extent[a])) {
-      x = x < 0 ? x + g.extent[a] : x - g.extent[a];
-      if (x < 0 || x >= g.extent[a]) x = (x % g.extent[a] + g.extent[a]) % g.extent[a];
-    }
-    p.inside = p.inside && x >= 0 && x < g.extent[a];
-    p.in_index += x * g.in_stride[a];
+SPARSTENCIL_FRAGMENT_HD inline ImageRow image_row(const DenseArgs<D>& g, const long (&origin)[D], int row) {
+  ImageRow r{0, 0, true};
+  for (int a = D - 2; a >= 0; --a) {
+    const int local = row % g.shared_extent[a];
+    row /= g.shared_extent[a];
+    r.offset += local * g.shared_stride[a];
+    const long x = image_coordinate(g, origin, a, local);
+    r.inside     = r.inside && x >= 0;
+    r.in_index += (x < 0 ? 0 : x) * g.in_stride[a];
   }
-  return p;
+  return r;
 }
 
-/// The grid point of a result: inside the grid, and whether the stencil's reach from it
-/// stays inside (the interior the walls' contract computes).
+/// Along axis a: the origin of the block's tile `tile` from the block origin, and the
+/// position of tile point `row` (a row of A') in its tile. The kernel tabulates both once
+/// a block.
+template <int D>
+SPARSTENCIL_FRAGMENT_HD inline int tile_coordinate(const DenseArgs<D>& g, int tile, int a) {
+  for (int b = D - 1; b > a; --b) tile /= g.tiles_per_block[b];
+  return tile % g.tiles_per_block[a] * g.tile[a];
+}
+template <int D>
+SPARSTENCIL_FRAGMENT_HD inline int point_coordinate(const DenseArgs<D>& g, int row, int a) {
+  for (int b = D - 1; b > a; --b) row /= g.tile[b];
+  return row % g.tile[a];
+}
+
+/// The grid point of a result, from its tile's and tile point's coordinates (D each):
+/// inside the grid, and whether the stencil's reach from it stays inside (the interior
+/// the walls' contract computes).
 struct OutputPoint {
   long in_index, out_index;
   bool inside, interior;
 };
 template <int D>
-SPARSTENCIL_FRAGMENT_HD inline OutputPoint output_point(const DenseArgs<D>& g, const long (&origin)[D], Target t) {
+SPARSTENCIL_FRAGMENT_HD inline OutputPoint output_point(const DenseArgs<D>& g, const long (&origin)[D], const int* tile_at,
+                                                        const int* point_at) {
   OutputPoint p{0, 0, true, true};
-  int tile = t.tile, row = t.row;
-  for (int a = D - 1; a >= 0; --a) {
-    const long x = origin[a] + static_cast<long>(tile % g.tiles_per_block[a]) * g.tile[a] + row % g.tile[a];
-    tile /= g.tiles_per_block[a];
-    row /= g.tile[a];
-    p.inside   = p.inside && x < g.extent[a];
-    p.interior = p.interior && x >= g.radius[a] && x < g.extent[a] - g.radius[a];
+  for (int a = 0; a < D; ++a) {
+    const long x = origin[a] + tile_at[a] + point_at[a];
+    p.inside     = p.inside && x < g.extent[a];
+    p.interior   = p.interior && x >= g.radius[a] && x < g.extent[a] - g.radius[a];
     p.in_index += x * g.in_stride[a];
     p.out_index += x * g.out_stride[a];
   }

@@ -26,41 +26,51 @@ std::uint16_t half_bits(Precision p, double v) {
 }
 
 /// Warp instructions one plan unit (m16n8k16 f16/bf16: one mma.sync; m16n8k4 f64: two
-/// m8n8k4) issues in the kernel, loads and address arithmetic included: A from global
-/// memory (f16 pairs as words), B through the gather table in shared memory.
-double unit_instructions(Precision p) { return p == Precision::f64 ? 16.0 : 21.0; }
+/// m8n8k4) costs where every wave of a block has work, at half the device's issue peak:
+/// fitted on the H100 (perf_tests/RESULTS.md, twenty-first session: 3 x 3 and 15 x 15
+/// boxes f16, 7 x 7 and 15 x 15 boxes f64 at 10240^2, within 5%).
+double unit_instructions(Precision p) { return p == Precision::f64 ? 17.5 : 18.0; }
+/// The kernel copies each block's image value by value and writes each output on its
+/// own: image points and outputs a second, as a share of the copy bandwidth in 2-byte
+/// values (the same fit: 15% of it, 224 G points a second on the H100, whatever the
+/// precision: latency, not bytes, binds the copy).
+constexpr double copy_efficiency = 0.15;
 
-/// Share of the copy bandwidth the kernel's block loads and stores reach: assumed (no
-/// measurement yet; docs/COST_MODEL.md), below the sparse kernels' measured 74-79%, as
-/// its image is copied value by value.
-constexpr double memory_efficiency = 0.6;
-
-/// The prediction of a dense plan (uncalibrated: the rates are the device's, the issue
-/// count the kernel's by inspection; docs/COST_MODEL.md).
+/// The prediction of a dense plan: each block copies its image, then its waves multiply
+/// (a barrier between), so the two add. The multiplies run at the share of the block's
+/// waves that have a unit of work (a unit: group_batch groups of tiles, one 16-row block
+/// of A', one part of the instruction's rows). Fitted on the H100 for 2-D; 3-D f64
+/// (7 x 7 x 7 box, two units a block) is underpredicted 1.7x.
 Prediction predict_dense(const Plan& p) {
   const DeviceDescription& d = device_description(p.device);
   const long points          = grid_points(p.grid);
-  long tiles                 = 1;
-  double amplification       = 1.0;  // each block reads its image: block and halo
+  long blocks = 1, image_points = 1;
   for (std::size_t a = 0; a < p.grid.size(); ++a) {
-    tiles *= ceil_div(p.grid[a], p.tile[a]);
-    const double span = static_cast<double>(p.tile[a]) * p.tiles_per_block[a];
-    amplification *= (span + 2.0 * p.radius[a]) / span;
+    blocks *= ceil_div(p.grid[a], static_cast<long>(p.tile[a]) * p.tiles_per_block[a]);
+    image_points *= p.shared_extent[a];
   }
-  const double units = static_cast<double>(ceil_div(tiles, 8)) * p.mmas_per_tile_group;
-  const double flops = units * 2.0 * p.mma.m * p.mma.n * p.mma.k;
-  const double rate  = p.precision == Precision::f64 ? d.dense_f64_flops : d.dense_f16_flops;
-  const int bytes    = storage_bytes(p.precision);
-  // Lanes of a wave: a 64-lane AMD wave issues the unit's work over twice the lanes.
+  const bool amd          = d.wave_lanes == 64;  // AMD's instructions: N 16, M 16 for f64 too
+  const int n             = amd ? 16 : 8;
+  const int parts         = !amd && p.precision == Precision::f64 ? 2 : 1;
+  const int tiles         = product(p.tiles_per_block);
+  const long block_units  = ceil_div(tiles / n, group_batch) * p.a.m_blocks * parts;
+  const double waves      = static_cast<double>(block_threads) / d.wave_lanes;
+  const double idle       = waves / std::min<double>(waves, static_cast<double>(block_units));
+  const double units      = static_cast<double>(blocks) * (tiles / 8) * p.mmas_per_tile_group;
+  const double flops      = units * 2.0 * p.mma.m * p.mma.n * p.mma.k;
+  const double rate       = p.precision == Precision::f64 ? d.dense_f64_flops : d.dense_f16_flops;
   const double issue_rate = d.multiprocessors * 4.0 * d.clock_ghz * 1e9 * 0.5 * (32.0 / d.wave_lanes);
   Prediction pr;
-  pr.compute_seconds         = std::max(flops / rate, units * unit_instructions(p.precision) / issue_rate);
-  const double block_load    = amplification * static_cast<double>(points) * bytes;
-  pr.memory_seconds = (block_load + static_cast<double>(points) * bytes) / (d.memory_bytes_per_s * memory_efficiency);
+  pr.compute_seconds = std::max(flops / rate, units * unit_instructions(p.precision) * idle / issue_rate);
+  const double touched = static_cast<double>(blocks) * image_points + static_cast<double>(points);
+  pr.memory_seconds    = touched / (copy_efficiency * d.memory_bytes_per_s / 2.0);
+  // Shared memory: the image written once, B and its table entries read per unit.
   const double operand_bytes = p.precision == Precision::f64 ? 8 : 2;
-  // Shared memory: the image written once, B read per unit with its table entries.
-  pr.shared_seconds = (block_load + units * p.mma.k * p.mma.n * (operand_bytes + 4.0)) / d.shared_bytes_per_s;
+  pr.shared_seconds = (touched * storage_bytes(p.precision) + units * p.mma.k * p.mma.n * (operand_bytes + 4.0)) /
+                      d.shared_bytes_per_s;
   finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
+  pr.seconds   = pr.compute_seconds + pr.memory_seconds + d.launch_seconds;
+  pr.gstencils = static_cast<double>(points) * p.fused_steps / pr.seconds / 1e9;
   return pr;
 }
 
@@ -240,7 +250,11 @@ std::size_t shared_bytes(const Plan& p) {
   std::size_t rows = 1;
   for (int a = 0; a + 1 < p.dims(); ++a) rows *= static_cast<std::size_t>(p.shared_extent[a]);
   const std::size_t image = (p.dims() == 1 ? 1 : rows) * static_cast<std::size_t>(p.shared_pitch);
-  return image * storage_bytes(p.precision) + (p.gather.size() + p.tile_offsets.size()) * sizeof(int);
+  // Ints: the gather table and tile offsets, then the tables of tile origins and tile
+  // points, D coordinates each (SparStencil_DenseKernel.hpp).
+  const std::size_t tables = p.gather.size() + p.tile_offsets.size() +
+                             (p.tile_offsets.size() + 16 * static_cast<std::size_t>(p.a.m_blocks)) * p.dims();
+  return image * storage_bytes(p.precision) + tables * sizeof(int);
 }
 
 std::vector<std::vector<int>> candidate_tiles(int dims) {

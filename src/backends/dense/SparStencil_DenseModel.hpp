@@ -15,6 +15,8 @@ namespace sparstencil::dense {
 
 /// Threads of a block of the dense kernel (8 NVIDIA warps, 4 AMD waves).
 inline constexpr int block_threads = 256;
+/// Groups of tiles (the instruction's N each) a wave multiplies by each A fragment it loads.
+inline constexpr int group_batch = 4;
 /// Shared memory a block may take (image, gather table, tile offsets): the default limit
 /// of every NVIDIA GPU from sm_80 and below AMD's 64 KiB of LDS, so no opt-in is needed.
 inline constexpr std::size_t max_shared_bytes = 48 * 1024;
@@ -30,7 +32,7 @@ PackedA pack_dense(const KernelMatrix& a, const ColumnOrder& order, Precision pr
 double unpack_dense(const PackedA& packed, Precision precision, int row, int k);
 
 /// Shared memory a block of the plan takes: its image in the storage format, the gather
-/// table and the tile offsets (ints).
+/// table, the tile offsets and the tables of tile and tile-point coordinates (ints).
 std::size_t shared_bytes(const Plan& plan);
 
 /// Tiles planned: the 16 outputs of A's 16 rows, every factorisation over the axes.

@@ -13,7 +13,9 @@
 ///              AMD's matrix instruction calculator (--architecture cdna2).
 ///   AmdF64     v_mfma_f64_16x16x4f64 (CDNA2 gfx90a+).
 /// Values are numbered as the instruction takes them: NVIDIA's f16 A values a0..a7 sit in
-/// four 32-bit registers, two a register, a0 in the low half of the first.
+/// four 32-bit registers, two a register, a0 in the low half of the first. `a_run`: A
+/// values come in runs of this many consecutive k of one row, the first at a k that is a
+/// multiple of it (the kernel loads a run at once).
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define SPARSTENCIL_FRAGMENT_HD __host__ __device__
 #else
@@ -31,6 +33,7 @@ struct NvidiaF16 {
   static constexpr const char* instruction = "mma.sync m16n8k16 f16/bf16 -> f32";
   static constexpr int lanes = 32, m = 16, n = 8, k = 16;
   static constexpr int a_values = 8, b_values = 4, c_values = 4;
+  static constexpr int a_run = 2;
   SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int i) {
     return {lane / 4 + 8 * ((i / 2) % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)};
   }
@@ -42,6 +45,7 @@ struct NvidiaF64 {
   static constexpr const char* instruction = "mma.sync m8n8k4 f64";
   static constexpr int lanes = 32, m = 8, n = 8, k = 4;
   static constexpr int a_values = 1, b_values = 1, c_values = 2;
+  static constexpr int a_run = 1;
   SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int) { return {lane / 4, lane % 4}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int) { return {lane % 4, lane / 4}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {lane / 4, 2 * (lane % 4) + i}; }
@@ -51,6 +55,7 @@ struct AmdF16 {
   static constexpr const char* instruction = "v_mfma_f32_16x16x16 f16/bf16 -> f32";
   static constexpr int lanes = 64, m = 16, n = 16, k = 16;
   static constexpr int a_values = 4, b_values = 4, c_values = 4;
+  static constexpr int a_run = 4;
   SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int i) { return {lane % 16, 4 * (lane / 16) + i}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int i) { return {4 * (lane / 16) + i, lane % 16}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {4 * (lane / 16) + i, lane % 16}; }
@@ -60,6 +65,7 @@ struct AmdF64 {
   static constexpr const char* instruction = "v_mfma_f64_16x16x4 f64";
   static constexpr int lanes = 64, m = 16, n = 16, k = 4;
   static constexpr int a_values = 1, b_values = 1, c_values = 4;
+  static constexpr int a_run = 1;
   SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int) { return {lane % 16, lane / 16}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int) { return {lane / 16, lane % 16}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {lane / 16 + 4 * i, lane % 16}; }
