@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "SparStencil_CudaCheck.hpp"
+#include "SparStencil_GpuRuntime.hpp"
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_Fuse.hpp"
 #include "SparStencil_Backends.hpp"
@@ -56,12 +56,12 @@ struct Buffers {
     const int bytes = kind == Element::f32 ? 4 : 2;
     for (int i = 0; i < 3; ++i) {
       void* p = nullptr;
-      SPARSTENCIL_CUDA_CHECK(cudaMalloc(&p, n * bytes));
+      SPARSTENCIL_GPU_CHECK(cudaMalloc(&p, n * bytes));
       fill_random<<<1024, 256>>>(p, n, kind, 1234u + i);
-      SPARSTENCIL_CUDA_CHECK_LAUNCH();
+      SPARSTENCIL_GPU_CHECK_LAUNCH();
       grids.push_back(p);
     }
-    SPARSTENCIL_CUDA_CHECK(cudaDeviceSynchronize());
+    SPARSTENCIL_GPU_CHECK(cudaDeviceSynchronize());
   }
   ~Buffers() {
     for (void* p : grids) cudaFree(p);
@@ -72,21 +72,21 @@ struct Buffers {
 template <class Launch>
 double median_seconds(Launch&& launch) {
   cudaEvent_t start, stop;
-  SPARSTENCIL_CUDA_CHECK(cudaEventCreate(&start));
-  SPARSTENCIL_CUDA_CHECK(cudaEventCreate(&stop));
+  SPARSTENCIL_GPU_CHECK(cudaEventCreate(&start));
+  SPARSTENCIL_GPU_CHECK(cudaEventCreate(&stop));
   for (int i = 0; i < warmup; ++i) launch(i);
   std::vector<double> seconds;
   for (int i = 0; i < repeats; ++i) {
-    SPARSTENCIL_CUDA_CHECK(cudaEventRecord(start));
+    SPARSTENCIL_GPU_CHECK(cudaEventRecord(start));
     launch(i);
-    SPARSTENCIL_CUDA_CHECK(cudaEventRecord(stop));
-    SPARSTENCIL_CUDA_CHECK(cudaEventSynchronize(stop));
+    SPARSTENCIL_GPU_CHECK(cudaEventRecord(stop));
+    SPARSTENCIL_GPU_CHECK(cudaEventSynchronize(stop));
     float ms = 0;
-    SPARSTENCIL_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    SPARSTENCIL_GPU_CHECK(cudaEventElapsedTime(&ms, start, stop));
     seconds.push_back(ms * 1e-3);
   }
-  SPARSTENCIL_CUDA_CHECK(cudaEventDestroy(start));
-  SPARSTENCIL_CUDA_CHECK(cudaEventDestroy(stop));
+  SPARSTENCIL_GPU_CHECK(cudaEventDestroy(start));
+  SPARSTENCIL_GPU_CHECK(cudaEventDestroy(stop));
   std::nth_element(seconds.begin(), seconds.begin() + repeats / 2, seconds.end());
   return seconds[repeats / 2];
 }
@@ -98,7 +98,7 @@ double copy_bandwidth(int bytes) {
   const long n = paper_grid(2)[0] * paper_grid(2)[1];
   Buffers b(n, bytes == 4 ? Element::f32 : Element::f16);
   const double s = median_seconds([&](int i) {
-    SPARSTENCIL_CUDA_CHECK(cudaMemcpyAsync(b.grids[(i + 1) % 3], b.grids[i % 3], n * bytes, cudaMemcpyDeviceToDevice));
+    SPARSTENCIL_GPU_CHECK(cudaMemcpyAsync(b.grids[(i + 1) % 3], b.grids[i % 3], n * bytes, cudaMemcpyDeviceToDevice));
   });
   return 2.0 * n * bytes / s;
 }

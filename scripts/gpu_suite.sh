@@ -40,8 +40,8 @@ if [ -z "${SUITE_ONLY:-}" ]; then
 # install tests need the compilers and run on the development machine instead.
 # (The command-line tests are host tests: they find the CLI by its build path. CI runs them.)
 step unit "$unit" --gtest_filter='-Cli.*'
-# Kokkos dispatch to the sparse executor, under memcheck too.
-step dispatch-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter='SparseDispatch.*' 
+# Kokkos dispatch to the sparse and dense executors, under memcheck too.
+step dispatch-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter='SparseDispatch.*:DenseDispatch.*' 
 step cuda "$build/unit_tests/sparstencil_cuda_tests"
 # compute-sanitizer on a reduced set: the Cuda configurations of the executor tests.
 reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecutor/1.Fused*:GenericExecutor/2.Iterate*:GenericExecutor/2.EveryVariant*:GenericExecutor/3.Temporal*:GenericExecutor/4.StreamingTemporal*:GenericExecutor/5.StreamingTemporal*'

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "SparStencil_CudaCheck.hpp"
+#include "SparStencil_GpuRuntime.hpp"
 #include "SparStencil_Reference.hpp"
 #include "SparStencil_Rounding.hpp"
 #include "test_grid_utils.hpp"
@@ -17,7 +17,7 @@ namespace sparstencil::test {
 /// Device memory for one grid, freed on scope exit.
 struct DeviceBuffer {
   void* data = nullptr;
-  explicit DeviceBuffer(std::size_t bytes) { SPARSTENCIL_CUDA_CHECK(cudaMalloc(&data, bytes)); }
+  explicit DeviceBuffer(std::size_t bytes) { SPARSTENCIL_GPU_CHECK(cudaMalloc(&data, bytes)); }
   ~DeviceBuffer() { cudaFree(data); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -84,11 +84,11 @@ HostGrid<D> run_on_gpu(Precision p, const HostGrid<D>& in, const HostGrid<D>& be
     store(p, before.values[flat], &host_out[offset_of<D>(i, out_strides) * bytes]);
   }
   DeviceBuffer d_in(host_in.size()), d_out(host_out.size());
-  SPARSTENCIL_CUDA_CHECK(cudaMemcpy(d_in.data, host_in.data(), host_in.size(), cudaMemcpyHostToDevice));
-  SPARSTENCIL_CUDA_CHECK(cudaMemcpy(d_out.data, host_out.data(), host_out.size(), cudaMemcpyHostToDevice));
+  SPARSTENCIL_GPU_CHECK(cudaMemcpy(d_in.data, host_in.data(), host_in.size(), cudaMemcpyHostToDevice));
+  SPARSTENCIL_GPU_CHECK(cudaMemcpy(d_out.data, host_out.data(), host_out.size(), cudaMemcpyHostToDevice));
   launch(d_in.data, d_out.data);
-  SPARSTENCIL_CUDA_CHECK(cudaDeviceSynchronize());
-  SPARSTENCIL_CUDA_CHECK(cudaMemcpy(host_out.data(), d_out.data, host_out.size(), cudaMemcpyDeviceToHost));
+  SPARSTENCIL_GPU_CHECK(cudaDeviceSynchronize());
+  SPARSTENCIL_GPU_CHECK(cudaMemcpy(host_out.data(), d_out.data, host_out.size(), cudaMemcpyDeviceToHost));
   HostGrid<D> out(in.extents);
   for (std::size_t flat = 0; flat < out.values.size(); ++flat) {
     out.values[flat] = load(p, &host_out[offset_of<D>(out.point(flat), out_strides) * bytes]);

@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "SparStencil_Catalogue.hpp"
-#include "SparStencil_CudaCheck.hpp"
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_Fuse.hpp"
 #include "SparStencil_Presets.hpp"

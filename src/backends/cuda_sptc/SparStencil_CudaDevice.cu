@@ -1,7 +1,7 @@
 #include <map>
 #include <mutex>
 
-#include "SparStencil_CudaCheck.hpp"
+#include "SparStencil_GpuRuntime.hpp"
 #include "SparStencil_CudaDevice.hpp"
 
 namespace sparstencil::cuda_sptc {
@@ -29,12 +29,12 @@ DeviceInfo device_info(int device) {
   if (auto it = known.find(device); it != known.end()) return it->second;
   DeviceInfo info;
   info.device = device;
-  SPARSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, device));
-  SPARSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, device));
-  SPARSTENCIL_CUDA_CHECK(
+  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, device));
+  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, device));
+  SPARSTENCIL_GPU_CHECK(
       cudaDeviceGetAttribute(&info.multiprocessors, cudaDevAttrMultiProcessorCount, device));
   cudaDeviceProp props{};
-  SPARSTENCIL_CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+  SPARSTENCIL_GPU_CHECK(cudaGetDeviceProperties(&props, device));
   info.name = props.name;
   known.emplace(device, info);
   return info;

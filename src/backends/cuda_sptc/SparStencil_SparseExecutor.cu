@@ -7,7 +7,7 @@
 #include <sstream>
 #include <utility>
 
-#include "SparStencil_CudaCheck.hpp"
+#include "SparStencil_GpuRuntime.hpp"
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_Error.hpp"
 #include "SparStencil_Overlap.hpp"
@@ -61,8 +61,8 @@ std::array<T, 3> padded(const std::vector<T>& v, T fill) {
 template <class T>
 T* upload(const std::vector<T>& host) {
   T* device = nullptr;
-  SPARSTENCIL_CUDA_CHECK(cudaMalloc(&device, std::max<std::size_t>(host.size(), 1) * sizeof(T)));
-  SPARSTENCIL_CUDA_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  SPARSTENCIL_GPU_CHECK(cudaMalloc(&device, std::max<std::size_t>(host.size(), 1) * sizeof(T)));
+  SPARSTENCIL_GPU_CHECK(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   return device;
 }
 
@@ -269,15 +269,15 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   s.shared_bytes   = l.shared_bytes;
   s.block_threads  = 32 * l.warps;
   int shared_limit = 0;
-  SPARSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
+  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
   if (s.shared_bytes > static_cast<std::size_t>(shared_limit)) {
     fail("SparseExecutor", "a block needs ", s.shared_bytes, " bytes of shared memory, the device allows ",
          shared_limit);
   }
-  SPARSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(s.run_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(s.run_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               static_cast<int>(s.shared_bytes)));
   int per_sm = 0;
-  SPARSTENCIL_CUDA_CHECK(
+  SPARSTENCIL_GPU_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s.run_kernel, s.block_threads, s.shared_bytes));
   if (per_sm < 1) fail("SparseExecutor", "the row-run kernel cannot be resident with ", s.shared_bytes, " bytes");
   // Warps, not blocks, stream: segments per strip for the resident warps.
@@ -303,7 +303,7 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
 
   // The device: the current one, compute capability 8.0 or newer.
   if (device_count() == 0) fail("SparseExecutor", "no CUDA device is available");
-  SPARSTENCIL_CUDA_CHECK(cudaGetDevice(&s.device));
+  SPARSTENCIL_GPU_CHECK(cudaGetDevice(&s.device));
   const DeviceInfo info = device_info(s.device);
   if (!has_sparse_tensor_cores(info)) {
     fail("SparseExecutor", "device ", s.device, " (", info.name, ", compute capability ", info.major, ".",
@@ -364,12 +364,12 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
   }
   s.shared_bytes = static_cast<std::size_t>(2 * image_elements + stage_elements) * s.element_bytes;
   int shared_limit = 0;
-  SPARSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
+  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
   if (s.shared_bytes > static_cast<std::size_t>(shared_limit)) {
     fail("SparseExecutor", "a block needs ", s.shared_bytes, " bytes of shared memory, the device allows ",
          shared_limit);
   }
-  SPARSTENCIL_CUDA_CHECK(
+  SPARSTENCIL_GPU_CHECK(
       cudaFuncSetAttribute(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(s.shared_bytes)));
 
   p.stream_axis = 3 - D;
@@ -497,7 +497,7 @@ void SparseExecutor::apply(const void* in, const long* in_strides, void* out, co
          "element, others by their memory ranges): a step needs separate buffers");
   }
   int current = 0;
-  SPARSTENCIL_CUDA_CHECK(cudaGetDevice(&current));
+  SPARSTENCIL_GPU_CHECK(cudaGetDevice(&current));
   if (current != s.device) {
     fail("SparseExecutor::apply", "the executor was built on device ", s.device, " but device ", current,
          " is current");
@@ -517,7 +517,7 @@ void SparseExecutor::apply(const void* in, const long* in_strides, void* out, co
     p.in_aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && is[2] == 1 && is[1] % vector == 0 &&
                    is[0] % vector == 0;
     s.run_kernel<<<static_cast<unsigned>(s.grid_blocks), s.block_threads, s.shared_bytes, stream>>>(p);
-    SPARSTENCIL_CUDA_CHECK_LAUNCH();
+    SPARSTENCIL_GPU_CHECK_LAUNCH();
     return;
   }
   KernelParams p = s.params;
@@ -529,7 +529,7 @@ void SparseExecutor::apply(const void* in, const long* in_strides, void* out, co
     p.out_stride[a] = os[a];
   }
   s.kernel<<<static_cast<unsigned>(s.grid_blocks), impl::threads_per_block, s.shared_bytes, stream>>>(p);
-  SPARSTENCIL_CUDA_CHECK_LAUNCH();
+  SPARSTENCIL_GPU_CHECK_LAUNCH();
 }
 
 }  // namespace sparstencil::cuda_sptc

@@ -9,10 +9,9 @@
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDACC__)
 #define SPARSTENCIL_BLOCK_LAUNCH 1
-#include <cuda_runtime.h>
-
 #include "SparStencil_Error.hpp"
 #include "SparStencil_GenericKernels.hpp"
+#include "SparStencil_GpuRuntime.hpp"
 
 namespace sparstencil::impl {
 
@@ -31,19 +30,11 @@ __global__ void __launch_bounds__(max_team_threads, 2) block_team_kernel(const K
   kernel.walk(CudaBlockTeam{}, reinterpret_cast<typename Kernel::value_type*>(block_team_shared));
 }
 
-inline void check_cuda(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
-    fail("iterate", "generic executor: ", call, " failed: ", cudaGetErrorName(status), " (",
-         cudaGetErrorString(status), ")");
-  }
-}
 
 /// The most shared memory a block may ask for on `device` (its opt-in limit).
 inline long block_shared_max(int device) {
   int bytes = 0;
-  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-             "cudaDeviceGetAttribute");
+  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   return bytes;
 }
 
@@ -67,15 +58,12 @@ class BlockLaunch {
     }
     // The attribute is the kernel's, shared by every launch of it: the device's limit, so
     // that no launch prepared later lowers it under one prepared before.
-    check_cuda(cudaFuncSetAttribute(block_team_kernel<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(most)),
-               "cudaFuncSetAttribute");
+    SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(block_team_kernel<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(most)));
     int blocks = 0, multiprocessors = 0;
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, block_team_kernel<Kernel>, threads,
-                                                             static_cast<std::size_t>(bytes)),
-               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    check_cuda(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, space.cuda_device()),
-               "cudaDeviceGetAttribute");
+    SPARSTENCIL_GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, block_team_kernel<Kernel>, threads,
+                                                                        static_cast<std::size_t>(bytes)));
+    SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, space.cuda_device()));
     if (blocks < 1) {
       fail("iterate", "generic variant: ", label, " with ", threads, " threads and ", bytes,
            " bytes of shared memory a block cannot run on this device");
@@ -87,7 +75,7 @@ class BlockLaunch {
   void operator()(const Kernel& kernel, long blocks) const {
     block_team_kernel<Kernel><<<static_cast<unsigned>(blocks), m_threads, static_cast<std::size_t>(m_bytes), m_stream>>>(
         kernel);
-    check_cuda(cudaGetLastError(), m_label);
+    gpu::check(gpu::last_error(), m_label, __FILE__, __LINE__);  // the launch, named by its variant
   }
 
  private:

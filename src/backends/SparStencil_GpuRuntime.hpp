@@ -1,7 +1,9 @@
 #pragma once
-/// The GPU runtime names the dense executor uses, mapped to CUDA or HIP (as hipify maps
-/// them; one source builds for both vendors), and the check every call goes through: a
-/// failure throws std::runtime_error naming the call, the error and the source line.
+/// The GPU runtime names the backends' device code uses, mapped to CUDA or HIP (as hipify
+/// maps them; the dense executor's one source builds for both vendors), and the check
+/// every runtime call and launch of every backend goes through: a failure clears the
+/// runtime's last error and throws std::runtime_error naming the call, the error and the
+/// source line.
 #include <sstream>
 #include <stdexcept>
 
@@ -48,6 +50,7 @@ namespace sparstencil::gpu {
 
 inline void check(Error status, const char* call, const char* file, int line) {
   if (status != success) {
+    (void)last_error();  // a later check reports its own failure, not this one
     std::ostringstream message;
     message << "sparstencil::gpu: " << call << " failed: " << error_name(status) << " (" << error_string(status)
             << ") at " << file << ":" << line;

@@ -1,0 +1,91 @@
+// Kokkos dispatch to the dense matrix-core executor: half_t (f16) and double (f64) Views in
+// CudaSpace, LayoutLeft and LayoutRight, through sparstencil::apply/iterate with the
+// backend named, under every boundary, against the double reference within the matrix
+// step's bound. Skips, saying why, without a GPU of compute capability 8.0+; where the
+// executor is not built, forcing it is a clear error.
+#include "test_utils.hpp"
+
+namespace sparstencil::test {
+namespace {
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_DENSE_CUDA)
+#define SKIP_WITHOUT_DENSE_DISPATCH()                                                            \
+  do {                                                                                           \
+    int devices = 0;                                                                             \
+    cudaDeviceProp props{};                                                                      \
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 ||                           \
+        cudaGetDeviceProperties(&props, 0) != cudaSuccess || props.major < 8)                    \
+      GTEST_SKIP() << "no CUDA device of compute capability 8.0+: dense dispatch test skipped"; \
+  } while (0)
+
+template <class T>
+constexpr Precision operands = std::is_same_v<T, double> ? Precision::f64 : Precision::f16;
+
+template <class T, class Layout, int D>
+void expect_dense_apply(const Stencil<D>& stencil, Boundary boundary, const std::array<int, D>& e) {
+  using View = GridView<T, D, Layout, Kokkos::CudaSpace>;
+  View in = make_view<View>("in", e), out = make_view<View>("out", e);
+  fill_random<D>(in, 5);
+  fill_random<D>(out, 6);
+  const HostGrid<D> input = to_grid<D>(in), before = to_grid<D>(out);
+  const RunReport report = apply(Kokkos::Cuda(), stencil, in, out, {boundary, "dense"});
+  Kokkos::fence();
+  EXPECT_EQ(report.executor, "dense") << stencil.name();
+  HostGrid<D> expected = before, magnitude = abs(before);
+  reference_apply(stencil, input, expected, boundary);
+  reference_apply(abs_weights(stencil), abs(input), magnitude, boundary);
+  const ErrorBound bound = matrix_step_error_bound(operands<T>, stencil.size());
+  for (double& v : magnitude.values) v = bound.factor * v + bound.floor;
+  EXPECT_TRUE(within_bound(to_grid<D>(out), expected, magnitude, 1.0))
+      << stencil.name() << " " << to_string(boundary) << " " << to_string(operands<T>);
+}
+
+TEST(DenseDispatch, PresetsBothLayoutsEveryBoundary) {
+  SKIP_WITHOUT_DENSE_DISPATCH();
+  for (Boundary b : {Boundary::periodic, Boundary::interior, Boundary::fixed_rim}) {
+    for (const char* name : {"heat2d", "box2d49p"}) {
+      const Stencil<2> s = as<2>(presets::by_name(name));
+      expect_dense_apply<Kokkos::Experimental::half_t, Kokkos::LayoutRight, 2>(s, b, {203, 517});
+      expect_dense_apply<Kokkos::Experimental::half_t, Kokkos::LayoutLeft, 2>(s, b, {203, 517});
+      expect_dense_apply<double, Kokkos::LayoutRight, 2>(s, b, {131, 263});
+      expect_dense_apply<double, Kokkos::LayoutLeft, 2>(s, b, {131, 263});
+    }
+    const Stencil<3> box = as<3>(presets::by_name("box3d27p"));
+    expect_dense_apply<double, Kokkos::LayoutRight, 3>(box, b, {23, 29, 67});
+    expect_dense_apply<Kokkos::Experimental::half_t, Kokkos::LayoutLeft, 3>(box, b, {23, 29, 67});
+  }
+}
+
+TEST(DenseDispatch, IterateRunsOnTheDenseExecutor) {
+  SKIP_WITHOUT_DENSE_DISPATCH();
+  using View = GridView<double, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+  const Stencil<2> s = as<2>(presets::by_name("box2d9p"));
+  View a("a", 64, 96), b("b", 64, 96);
+  fill_random<2>(a, 9);
+  const HostGrid<2> start = to_grid<2>(a);
+  const RunReport report  = iterate(Kokkos::Cuda(), s, a, b, 5, {Boundary::fixed_rim, "dense"});
+  Kokkos::fence();
+  EXPECT_EQ(report.executor, "dense");
+  EXPECT_EQ(report.steps, 5);
+  const HostGrid<2> expected = reference_iterate(s, start, 5, Boundary::fixed_rim);
+  HostGrid<2> magnitude      = reference_iterate(abs_weights(s), abs(start), 5, Boundary::fixed_rim);
+  const ErrorBound bound     = matrix_step_error_bound(Precision::f64, s.size());
+  for (double& v : magnitude.values) v = 5 * (bound.factor * v + bound.floor);  // five steps' errors
+  EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, 1.0));
+}
+
+#else
+
+TEST(DenseDispatch, ForcingWithoutTheExecutorIsAClearError) {
+  using View = GridView<double, 2>;
+  View in("in", 16, 16), out("out", 16, 16);
+  EXPECT_ERROR_MENTIONS(apply(as<2>(presets::by_name("heat2d")), in, out, {Boundary::periodic, "dense"}),
+                        "dense executor is not built");
+  std::printf("dense dispatch not built here (needs Kokkos with CUDA and the dense CUDA executor): GPU dispatch "
+              "tests run on CUDA builds only\n");
+}
+
+#endif
+
+}  // namespace
+}  // namespace sparstencil::test
