@@ -295,6 +295,17 @@ TEST(DensePlans, VerifyRefusesInconsistentPlans) {
   p = good;
   p.dense = false;
   EXPECT_ANY_THROW(verify(p));
+  // Tiles of other than 16 outputs (padded rows would land on real points), and tables
+  // that read the image's row padding or move a tile's results.
+  p      = good;
+  p.tile = {2, 4};
+  EXPECT_ERROR_MENTIONS(verify(p), "tile", "16");
+  p           = good;
+  p.gather[0] = p.shared_extent.back();  // inside the image, in a row's padding
+  EXPECT_ERROR_MENTIONS(verify(p), "gather", "image layout");
+  p = good;
+  std::swap(p.tile_offsets[0], p.tile_offsets[1]);
+  EXPECT_ERROR_MENTIONS(verify(p), "tile_offsets");
 }
 
 /// The planner asks the dense model where its device has matrix cores: explain() lists it.

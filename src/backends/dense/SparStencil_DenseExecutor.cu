@@ -218,7 +218,12 @@ template <class T>
 T* upload(const std::vector<T>& host) {
   void* device = nullptr;
   SPARSTENCIL_GPU_CHECK(gpu::malloc_bytes(&device, std::max<std::size_t>(host.size(), 1) * sizeof(T)));
-  SPARSTENCIL_GPU_CHECK(gpu::copy_to_device(device, host.data(), host.size() * sizeof(T)));
+  try {
+    SPARSTENCIL_GPU_CHECK(gpu::copy_to_device(device, host.data(), host.size() * sizeof(T)));
+  } catch (...) {
+    (void)gpu::free_bytes(device);
+    throw;
+  }
   return static_cast<T*>(device);
 }
 

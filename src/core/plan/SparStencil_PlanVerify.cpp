@@ -138,6 +138,7 @@ class Verifier {
     packing(K);
     const long image_points = image();
     tables(K, image_points);
+    if (p.dense) dense_tables();
     interleaving();
     if (!p.runs.empty()) runs();
   }
@@ -154,6 +155,8 @@ class Verifier {
              to_string(p.precision), " operands");
       }
       if (!p.runs.empty()) fail("runs", "set, but dense plans gather B' through the table (no row runs)");
+      // The kernel computes the 16 rows of one block of A' and places every row's result.
+      if (product(p.tile) != 16) fail("tile", shape(p.tile), " has ", product(p.tile), " outputs: dense tiles have 16");
       return;
     }
     const bool tf32 = p.precision == Precision::tf32;
@@ -309,6 +312,18 @@ class Verifier {
         fail("tile_offsets", "entry ", j, " (", o, ") plus the largest gather offset (", largest,
              ") is outside the image of ", image_points, " points");
       }
+    }
+  }
+
+  /// Dense plans: the gather table and tile offsets are those of the image's layout
+  /// (fill_block_tables), so every read lands on a value the kernel copied, and every
+  /// tile's results on the tile's own points.
+  void dense_tables() const {
+    Plan expected = p;
+    fill_block_tables(expected);
+    if (expected.gather != p.gather) fail("gather", "entries differ from the image layout's (fill_block_tables)");
+    if (expected.tile_offsets != p.tile_offsets) {
+      fail("tile_offsets", "entries differ from the block's tiles in the image (fill_block_tables)");
     }
   }
 
