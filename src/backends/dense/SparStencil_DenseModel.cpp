@@ -27,7 +27,7 @@ std::uint16_t half_bits(Precision p, double v) {
 
 /// Warp instructions one plan unit (m16n8k16 f16/bf16: one mma.sync; m16n8k4 f64: two
 /// m8n8k4) costs where every wave of a block has work, at half the device's issue peak:
-/// fitted on the H100 (perf_tests/RESULTS.md, twenty-first session: 3 x 3 and 15 x 15
+/// fitted on the H100 (perf_tests/RESULTS.md: 3 x 3 and 15 x 15
 /// boxes f16, 7 x 7 and 15 x 15 boxes f64 at 10240^2, within 5%).
 double unit_instructions(Precision p) { return p == Precision::f64 ? 17.5 : 18.0; }
 /// The kernel copies each block's image value by value and writes each output on its

@@ -91,7 +91,7 @@ std::optional<CompiledShape> compiled_shape(const AnyStencil& stencil, bool gpu)
 // Measured on the H100 (perf_tests/RESULTS.md) and used for every GPU (same code path):
 // float single steps at 87-93% of the copy roofline where memory bound (double 84-98%);
 // Box-2D49P float 292 GStencil/s = 28.6 of 66.9 FMA TFLOP/s, double 111 = 10.9 of 33.5;
-// 3-D under walls (twentieth session): the 510^3 interior box at 71-78% of the periodic
+// 3-D under walls: the 510^3 interior box at 71-78% of the periodic
 // 512^3 rate, the rim launch 60 us for its 1.57M points; half_t Views 79-82% in 2-D,
 // 68% in 3-D (2-byte loads through registers). Run-time shapes: 4.2-6.3 TFLOP/s-equivalent
 // whatever the precision and radius. Temporal blocking as it stands: 9-14% of the generic
@@ -145,9 +145,9 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
   return best;
 }
 
-/// StreamTemporalKernel in the model, fitted on the H100 (twentieth session,
-/// perf_tests/RESULTS.md: Heat-2D f32 and f64, Box-2D9P and Box-2D49P f64, Heat-3D and
-/// Box-3D27P f32 at depths 2-4, each within 10%). An output point of a launch of t steps
+/// StreamTemporalKernel in the model, fitted on the H100 (perf_tests/RESULTS.md: Heat-2D
+/// f32 and f64, Box-2D9P and Box-2D49P f64, Heat-3D and Box-3D27P f32 at depths 2-4, each
+/// within 10%). An output point of a launch of t steps
 /// costs its memory traffic (read and write at the copy bandwidth in 2-D, 86.5% of it in
 /// 3-D) and t levels of work in issue slots (per level 12 + 2.3 a term in 2-D, 38 + 1.3 a
 /// term in 3-D; a term of 8-byte values 1.2 times that); the two overlap but for 35% (2-D)

@@ -116,7 +116,7 @@ constexpr bool has_compiled_kernel(int dims, const impl::ShapeMatch& m, bool str
 constexpr int stream_temporal_depth(int /*dims*/, int radius) { return radius == 1 ? 4 : 2; }
 /// Launches of it as CUDA blocks cut the planes into chunks for this many times the blocks
 /// the device holds at once: teams that finish early take the next, so those that walk the
-/// rim's tests, and the last wave, cost less (H100, twentieth session: 1, 2, 3, 4, 6, 8,
+/// rim's tests, and the last wave, cost less (H100, perf_tests/RESULTS.md: 1, 2, 3, 4, 6, 8,
 /// 12, 16 measured; 6 within 2% of the best on issue 25's six cases but Box-2D9P f64, 2%).
 inline constexpr int stream_temporal_waves = 6;
 /// The same for a matched shape: 0 where the kernel has none.
