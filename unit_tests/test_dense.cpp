@@ -39,13 +39,14 @@ void expect_layout_covers_once() {
       c.insert({e.row, e.col});
     }
   }
-  // A values in runs of a_run consecutive k, each run starting at a multiple of it.
+  // B values in runs of b_run consecutive k of the lane's one column, each run starting
+  // at a multiple of it (within a 16-byte run of the image).
   for (int lane = 0; lane < L::lanes; ++lane) {
-    for (int i = 0; i < L::a_values; i += L::a_run) {
-      EXPECT_EQ(L::a(lane, i).col % L::a_run, 0) << L::instruction;
-      for (int j = 1; j < L::a_run; ++j) {
-        EXPECT_EQ(L::a(lane, i + j).row, L::a(lane, i).row) << L::instruction;
-        EXPECT_EQ(L::a(lane, i + j).col, L::a(lane, i).col + j) << L::instruction;
+    for (int i = 0; i < L::b_values; i += L::b_run) {
+      EXPECT_EQ(L::b(lane, i).row % L::b_run, 0) << L::instruction;
+      for (int j = 0; j < L::b_run; ++j) {
+        EXPECT_EQ(L::b(lane, i + j).col, dense::b_column<L>(lane)) << L::instruction;
+        EXPECT_EQ(L::b(lane, i + j).row, L::b(lane, i).row + j) << L::instruction;
       }
     }
   }
@@ -60,6 +61,7 @@ void expect_layout_covers_once() {
 TEST(DenseFragments, EveryLayoutCoversItsMatricesOnce) {
   expect_layout_covers_once<dense::NvidiaF16>();
   expect_layout_covers_once<dense::NvidiaF64>();
+  expect_layout_covers_once<dense::NvidiaF64Sm90>();
   expect_layout_covers_once<dense::AmdF16>();
   expect_layout_covers_once<dense::AmdF64>();
 }
@@ -119,6 +121,18 @@ TEST(DenseFragments, NvidiaLayoutsAreThePtxFigures) {
     }
     // m8n8k4 .f64: A row groupID, column threadID_in_group; B row threadID_in_group,
     // column groupID; C row groupID, columns threadID_in_group * 2 + i.
+    // m16n8k4 .f64 (sm_90): A row groupID for a0, groupID + 8 for a1, column
+    // threadID_in_group; B as m8n8k4's; C as f16's.
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(dense::NvidiaF64Sm90::a(lane, i).row, group + 8 * i);
+      EXPECT_EQ(dense::NvidiaF64Sm90::a(lane, i).col, thread);
+    }
+    EXPECT_EQ(dense::NvidiaF64Sm90::b(lane, 0).row, thread);
+    EXPECT_EQ(dense::NvidiaF64Sm90::b(lane, 0).col, group);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(dense::NvidiaF64Sm90::c(lane, i).row, i < 2 ? group : group + 8);
+      EXPECT_EQ(dense::NvidiaF64Sm90::c(lane, i).col, thread * 2 + (i & 1));
+    }
     EXPECT_EQ(dense::NvidiaF64::a(lane, 0).row, group);
     EXPECT_EQ(dense::NvidiaF64::a(lane, 0).col, thread);
     EXPECT_EQ(dense::NvidiaF64::b(lane, 0).row, thread);
@@ -126,6 +140,23 @@ TEST(DenseFragments, NvidiaLayoutsAreThePtxFigures) {
     for (int i = 0; i < 2; ++i) {
       EXPECT_EQ(dense::NvidiaF64::c(lane, i).row, group);
       EXPECT_EQ(dense::NvidiaF64::c(lane, i).col, thread * 2 + i);
+    }
+  }
+}
+
+/// The kernel loads NvidiaF16's B of two groups with one ldmatrix.x4 (PTX "ldmatrix":
+/// lanes 8 m .. 8 m + 7 name the rows of matrix m; lane l receives row l / 4, values
+/// 2 (l % 4) and 2 (l % 4) + 1 of matrix m in register m). With matrix m = group m / 2,
+/// run m % 2 of the chunk (rows: the group's tiles), register m must be B values
+/// 2 (m % 2) and 2 (m % 2) + 1 of the layout.
+TEST(DenseFragments, LdmatrixGivesTheF16BLayout) {
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int m = 0; m < 4; ++m) {
+      for (int e = 0; e < 2; ++e) {
+        const Element b = dense::NvidiaF16::b(lane, 2 * (m % 2) + e);
+        EXPECT_EQ(b.col, lane / 4) << "lane " << lane << " matrix " << m;              // the matrix row: the tile
+        EXPECT_EQ(b.row, 8 * (m % 2) + 2 * (lane % 4) + e) << "lane " << lane << " matrix " << m;  // the run, its value
+      }
     }
   }
 }
@@ -140,12 +171,14 @@ void expect_dense_plan_emulates(const Plan& plan, std::uint64_t seed) {
   const HostGrid<D> in = random_grid<D>(extents, plan.precision, seed);
   const HostGrid<D> before = random_grid<D>(extents, plan.precision, seed + 1);
   const SparseExpectation<D> want = sparse_expectation(plan, in, before);
-  for (dense::Vendor vendor : {dense::Vendor::nvidia, dense::Vendor::amd}) {
+  for (dense::Vendor vendor : {dense::Vendor::nvidia, dense::Vendor::nvidia_sm90, dense::Vendor::amd}) {
+    if (vendor == dense::Vendor::nvidia_sm90 && plan.precision != Precision::f64) continue;  // f64 alone differs
     HostGrid<D> out = before;
     dense::emulate(plan, in, out, vendor);
     EXPECT_TRUE(within_bound(out, want.expected, want.slack, 1.0, want.margin))
         << name(plan.original) << " " << to_string(plan.precision) << " " << to_string(plan.boundary) << " tile "
-        << impl::tuple_string(plan.tile) << " " << (vendor == dense::Vendor::amd ? "AMD" : "NVIDIA");
+        << impl::tuple_string(plan.tile) << " "
+        << (vendor == dense::Vendor::amd ? "AMD" : vendor == dense::Vendor::nvidia ? "NVIDIA" : "NVIDIA sm_90");
     if (plan.boundary == Boundary::interior) {  // the rim untouched, bit for bit
       for (std::size_t flat = 0; flat < out.values.size(); ++flat) {
         if (!in_interior(as<D>(plan.stencil), extents, out.point(flat))) {
@@ -190,17 +223,35 @@ TEST(DensePlans, PresetsEveryPrecisionAndBoundaryEmulateOnBothVendors) {
   }
 }
 
-TEST(DensePlans, EveryTileOfEveryPresetEmulates) {
-  std::uint64_t seed = 100;
+/// The runs the kernel reads are the gather table's elements: every K row with a weight
+/// reads the image value its patch column names, every weight of A is carried once.
+template <int D>
+void expect_runs_are_the_gather(const Plan& plan) {
+  const std::vector<int> runs = dense::run_offsets(plan);
+  const int V                 = 16 / storage_bytes(plan.precision);
+  std::set<int> carried;
+  for (std::size_t k = 0; k < plan.order.columns.size(); ++k) {
+    if (plan.order.columns[k] == zero_column) continue;
+    ASSERT_EQ(runs[k / V] + static_cast<int>(k % V), plan.gather[k]) << name(plan.original) << " K row " << k;
+    EXPECT_TRUE(carried.insert(plan.order.columns[k]).second) << name(plan.original) << " column twice";
+  }
+  const KernelMatrix a = morph(as<D>(plan.stencil), tile_of<D>(plan.tile));
+  EXPECT_EQ(static_cast<int>(carried.size()) + plan.order.dropped_columns, a.cols) << name(plan.original);
+  EXPECT_EQ(plan.runs.size() * V, plan.order.columns.size());
+}
+
+TEST(DensePlans, RunsReadWhatTheGatherTableNames) {
   for (const AnyStencil& any : presets::standard_set()) {
     std::visit([&](const auto& s) {
       constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (const std::vector<int>& tile : dense::candidate_tiles(D)) {
-        const Precision p = seed % 2 ? Precision::f64 : Precision::f16;
-        const Plan plan   = dense::make_dense_plan(request_for<D>(s, p, Boundary::fixed_rim, 1, small_grid<D>()), tile);
-        expect_dense_plan_emulates<D>(plan, ++seed);
-      }
+      for (Precision p : dense_precisions) expect_runs_are_the_gather<D>(dense::make_dense_plan(request_for<D>(s, p, Boundary::periodic)));
     }, any);
+  }
+  for (const auto& entry : load_catalogue(reference_catalogue_path())) {
+    std::visit([&](const auto& s) {
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      expect_runs_are_the_gather<D>(dense::make_dense_plan(request_for<D>(s, Precision::f16, Boundary::periodic)));
+    }, entry.stencil);
   }
 }
 
@@ -246,8 +297,6 @@ TEST(DensePlans, ClearErrors) {
   r.device    = "cpu";
   EXPECT_ERROR_MENTIONS(make_plan(r), "dense", "no dense matrix cores");
   r.device = "h100";
-  EXPECT_ERROR_MENTIONS(dense::make_dense_plan(r, {3, 5}), "16 outputs");
-  EXPECT_ERROR_MENTIONS(dense::make_dense_plan(r, {16}), "extents");
   // A weight past f16's range cannot be held in A'.
   r.stencil = Stencil<2>({{{0, 0}, 1e5}, {{0, 1}, 1.0}});
   r.allow_overflow = true;
@@ -262,7 +311,7 @@ TEST(DensePlans, ClearErrors) {
 /// The packed A' decodes to the morphed weights in the operand format, zero columns zero.
 TEST(DensePlans, PackingRoundTrips) {
   for (Precision p : dense_precisions) {
-    const Plan plan = dense::make_dense_plan(request_for<2>(presets::box_2d49p(), p, Boundary::periodic), {4, 4});
+    const Plan plan = dense::make_dense_plan(request_for<2>(presets::box_2d49p(), p, Boundary::periodic));
     const KernelMatrix a = morph(as<2>(plan.stencil), tile_of<2>(plan.tile));
     for (int row = 0; row < 16; ++row) {
       for (std::size_t k = 0; k < plan.order.columns.size(); ++k) {
@@ -272,13 +321,15 @@ TEST(DensePlans, PackingRoundTrips) {
       }
     }
     EXPECT_EQ(plan.order.dropped_columns, 0);  // a box reads its whole patch
+    EXPECT_EQ(plan.tile, (std::vector<int>{1, 16}));
     EXPECT_EQ(plan.order.columns.size() % plan.mma.k, 0u);
   }
 }
 
 /// Mutations of a dense plan that would index outside what the kernel holds are refused.
 TEST(DensePlans, VerifyRefusesInconsistentPlans) {
-  const Plan good = dense::make_dense_plan(request_for<2>(presets::heat_2d(), Precision::f16, Boundary::periodic), {4, 4});
+  const Plan good = dense::make_dense_plan(request_for<2>(presets::heat_2d(), Precision::f16, Boundary::periodic));
+  EXPECT_NO_THROW(verify(good));
   Plan p = good;
   p.a.values.pop_back();
   EXPECT_ERROR_MENTIONS(verify(p), "a.values");
@@ -295,17 +346,37 @@ TEST(DensePlans, VerifyRefusesInconsistentPlans) {
   p = good;
   p.dense = false;
   EXPECT_ANY_THROW(verify(p));
-  // Tiles of other than 16 outputs (padded rows would land on real points), and tables
-  // that read the image's row padding or move a tile's results.
+  // Tiles other than a row of 16 outputs, tables that read the image's row padding or
+  // move a tile's results, runs past the copied values, groups across rows.
   p      = good;
-  p.tile = {2, 4};
-  EXPECT_ERROR_MENTIONS(verify(p), "tile", "16");
+  p.tile = {4, 4};
+  EXPECT_ERROR_MENTIONS(verify(p), "tile", "row of 16");
+  p = good;
+  p.runs.clear();
+  EXPECT_ERROR_MENTIONS(verify(p), "runs");
   p           = good;
   p.gather[0] = p.shared_extent.back();  // inside the image, in a row's padding
   EXPECT_ERROR_MENTIONS(verify(p), "gather", "image layout");
   p = good;
   std::swap(p.tile_offsets[0], p.tile_offsets[1]);
   EXPECT_ERROR_MENTIONS(verify(p), "tile_offsets");
+  p = good;
+  p.runs.back().offset.back() = 16 + 8 * ((p.shared_extent.back() - p.shared_lead.back()) / 8);
+  EXPECT_ERROR_MENTIONS(verify(p), "runs");
+  p                 = good;
+  p.tiles_per_block = {8, 2};  // 16 tiles, but 8 rows: a group of 16 would span two columns
+  size_block_image(p);
+  fill_block_tables(p);
+  EXPECT_ERROR_MENTIONS(verify(p), "rows of tiles", "multiple of 16");
+  // More tiles a block than one unit a wave takes: the kernel and the emulator refuse it.
+  p                 = good;
+  p.tiles_per_block = {64, 16};
+  size_block_image(p);
+  fill_block_tables(p);
+  EXPECT_NO_THROW(verify(p));
+  HostGrid<2> in({19, 37}), out({19, 37});
+  p.grid = {19, 37};
+  EXPECT_ERROR_MENTIONS(dense::emulate(p, in, out, dense::Vendor::nvidia), "tiles", "one unit a wave");
 }
 
 /// The planner asks the dense model where its device has matrix cores: explain() lists it.

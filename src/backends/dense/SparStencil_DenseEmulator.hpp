@@ -49,22 +49,23 @@ void multiply(const std::vector<std::array<double, L::a_values>>& a,
 
 template <class L, class Acc, int D>
 void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
-  const DenseArgs<D> g = dense_args<D>(plan);
-  std::vector<double> a(static_cast<std::size_t>(g.m_blocks) * 16 * g.K);
-  for (int row = 0; row < g.m_blocks * 16; ++row)
-    for (int k = 0; k < g.K; ++k) a[static_cast<std::size_t>(row) * g.K + k] = unpack_dense(plan.a, plan.precision, row, k);
+  DenseArgs<D> g = dense_args<D>(plan);
+  g.batch        = unit_batch<L>(g);
+  const int parts = 16 / L::m;
+  std::vector<double> row_major(static_cast<std::size_t>(16) * g.K);
+  for (int row = 0; row < 16; ++row)
+    for (int k = 0; k < g.K; ++k) row_major[static_cast<std::size_t>(row) * g.K + k] = unpack_dense(plan.a, plan.precision, row, k);
+  const std::vector<double> a = a_fragments<L>(row_major, g.K);
+  const std::vector<int> runs = run_offsets(plan);
+  const std::vector<int>& tile_offsets = plan.tile_offsets;
   std::vector<double> image(static_cast<std::size_t>(g.image_values));
-  // The kernel's tables of tile origins and tile points (coordinates, D a row).
-  std::vector<int> tile_at(static_cast<std::size_t>(g.tiles) * D), point_at(static_cast<std::size_t>(g.m_blocks) * 16 * D);
-  for (int t = 0; t < g.tiles; ++t)
-    for (int ax = 0; ax < D; ++ax) tile_at[t * D + ax] = tile_coordinate(g, t, ax);
-  for (int r = 0; r < g.m_blocks * 16; ++r)
-    for (int ax = 0; ax < D; ++ax) point_at[r * D + ax] = point_coordinate(g, r, ax);
   long block_count = 1;
   for (int ax = 0; ax < D; ++ax) block_count *= g.blocks[ax];
   std::vector<std::array<double, L::a_values>> a_lanes(L::lanes);
   std::vector<std::array<double, L::b_values>> b_lanes(L::lanes);
-  std::vector<std::array<Acc, L::c_values>> c_lanes(L::lanes);
+  // Per group of the block, per part: the lanes' accumulators.
+  std::vector<std::vector<std::array<Acc, L::c_values>>> c_lanes;
+  const int groups = group_count<L>(g);
   for (long b = 0; b < block_count; ++b) {
     long origin[D];
     block_origin(g, b, origin);
@@ -76,26 +77,47 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
         if (r.inside && at >= 0) image[r.offset + x] = operand_value(plan.precision, in.values[r.in_index + at * g.in_stride[D - 1]]);
       }
     }
-    for (int index = 0; index < unit_count<L>(g.tiles, g.m_blocks); ++index) {
-      const Unit u = unit_of<L>(index, g.m_blocks);
-      for (auto& c : c_lanes) c.fill(Acc(0));
-      for (int kc = 0; kc < g.k_chunks; ++kc) {
+    // Every wave's unit: its groups, each part of A's rows, over the k chunks.
+    c_lanes.assign(static_cast<std::size_t>(groups) * parts, std::vector<std::array<Acc, L::c_values>>(L::lanes));
+    for (int group = 0; group < groups; ++group) {
+      for (int part = 0; part < parts; ++part) {
+        auto& c = c_lanes[static_cast<std::size_t>(group) * parts + part];
+        for (auto& lane_c : c) lane_c.fill(Acc(0));
+        for (int kc = 0; kc < g.k_chunks; ++kc) {
+          for (int lane = 0; lane < L::lanes; ++lane) {
+            for (int i = 0; i < L::a_values; ++i) a_lanes[lane][i] = a[a_fragment<L>(part, kc, lane) + i];
+            const int tile = tile_offsets[group_tile<L>(g, group, b_column<L>(lane))];
+            for (int i = 0; i < L::b_values; i += L::b_run) {
+              const int at = tile + b_run_offset<L>(runs.data(), g.vector, kc, lane, i);
+              for (int j = 0; j < L::b_run; ++j) b_lanes[lane][i + j] = image[at + j];
+            }
+          }
+          multiply<L, Acc>(a_lanes, b_lanes, c);
+        }
+      }
+    }
+    // Staged where the image was, then written a row at a time.
+    std::vector<double>& stage = image;
+    for (int group = 0; group < groups; ++group) {
+      for (int part = 0; part < parts; ++part) {
         for (int lane = 0; lane < L::lanes; ++lane) {
-          for (int i = 0; i < L::a_values; ++i) a_lanes[lane][i] = a[a_index<L>(u, g.K, kc, lane, i)];
-          for (int i = 0; i < L::b_values; ++i) {
-            const int o       = b_offset<L>(u, plan.gather.data(), plan.tile_offsets.data(), kc, lane, i);
-            b_lanes[lane][i] = o < 0 ? 0.0 : image[o];
+          for (int i = 0; i < L::c_values; ++i) {
+            const Target t = c_target<L>(part, lane, i);
+            stage[stage_offset(g, group_tile<L>(g, group, t.column)) + t.row] =
+                operand_value(plan.precision, c_lanes[static_cast<std::size_t>(group) * parts + part][lane][i]);
           }
         }
-        multiply<L, Acc>(a_lanes, b_lanes, c_lanes);
       }
-      for (int lane = 0; lane < L::lanes; ++lane) {
-        for (int i = 0; i < L::c_values; ++i) {
-          const Target t      = c_target<L>(u, lane, i);
-          const OutputPoint x = output_point(g, origin, &tile_at[t.tile * D], &point_at[t.row * D]);
-          if (!x.inside) continue;
-          if (g.boundary == 0 || x.interior) out.values[x.out_index] = operand_value(plan.precision, c_lanes[lane][i]);
-          else if (g.boundary == 2) out.values[x.out_index] = in.values[x.in_index];
+    }
+    const int span = g.tiles_x * 16;
+    for (int row = 0; row < g.rows; ++row) {
+      const OutputRow r = output_row(g, origin, row);
+      if (!r.inside) continue;
+      for (int x = 0; x < span && x_inside(g, origin, x); ++x) {
+        if (g.boundary == 0 || (r.interior && x_interior(g, origin, x))) {
+          out.values[r.out_index + x * g.out_stride[D - 1]] = stage[static_cast<std::size_t>(row) * g.pitch + x];
+        } else if (g.boundary == 2) {
+          out.values[r.out_index + x * g.out_stride[D - 1]] = in.values[r.in_index + x * g.in_stride[D - 1]];
         }
       }
     }
@@ -104,8 +126,9 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
 
 }  // namespace emulation
 
-/// The GPU a plan is emulated for.
-enum class Vendor { nvidia, amd };
+/// The GPU a plan is emulated for: NVIDIA before sm_90 (f64 m8n8k4), sm_90 (f64 m16n8k4),
+/// AMD CDNA2.
+enum class Vendor { nvidia, nvidia_sm90, amd };
 
 /// Runs `plan` over `in` into `out` (both of the plan's extents, row-major) as the dense
 /// kernel runs it with `vendor`'s instructions. Throws for a plan of another backend, one
@@ -116,6 +139,7 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out, Vendor v
     impl::fail("dense::emulate", "the plan is for the ", plan.backend, " backend, not dense");
   }
   verify(plan, "dense::emulate");
+  check_kernel_limits(plan, "dense::emulate");
   if (plan.dims() != D) impl::fail("dense::emulate", "the plan is ", plan.dims(), "-D, the grid ", D, "-D");
   for (int a = 0; a < D; ++a) {
     if (in.extents[a] != plan.grid[a] || out.extents[a] != plan.grid[a]) {
@@ -124,7 +148,8 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out, Vendor v
   }
   const bool wide = plan.precision == Precision::f64;
   if (vendor == Vendor::nvidia && wide) emulation::run<NvidiaF64, double>(plan, in, out);
-  else if (vendor == Vendor::nvidia) emulation::run<NvidiaF16, float>(plan, in, out);
+  else if (vendor == Vendor::nvidia_sm90 && wide) emulation::run<NvidiaF64Sm90, double>(plan, in, out);
+  else if (vendor != Vendor::amd) emulation::run<NvidiaF16, float>(plan, in, out);
   else if (wide) emulation::run<AmdF64, double>(plan, in, out);
   else emulation::run<AmdF16, float>(plan, in, out);
 }

@@ -24,17 +24,22 @@ namespace {
 
 using sparstencil::impl::fail;
 
-/// Operand kinds: the storage bits (which are the operand format) and the accumulator.
+/// Operand kinds: the storage bits (which are the operand format), the register a
+/// fragment's values travel in (two 16-bit values a 32-bit register, the low one first),
+/// and the accumulator.
 struct F16 {
   using bits = unsigned short;
+  using reg  = unsigned;
   using acc  = float;
 };
 struct BF16 {
   using bits = unsigned short;
+  using reg  = unsigned;
   using acc  = float;
 };
 struct F64 {
   using bits = double;
+  using reg  = double;
   using acc  = double;
 };
 
@@ -47,16 +52,12 @@ typedef float float4_ __attribute__((ext_vector_type(4)));
 typedef double double4_ __attribute__((ext_vector_type(4)));
 
 template <class Kind>
-__device__ inline void mma(float (&c)[4], const unsigned short (&a)[4], const unsigned short (&b)[4]) {
+__device__ inline void mma(float (&c)[4], const unsigned (&a)[2], const unsigned (&b)[2]) {
   float4_ acc = {c[0], c[1], c[2], c[3]};
   if constexpr (std::is_same_v<Kind, BF16>) {
-    const short4_ av = {static_cast<short>(a[0]), static_cast<short>(a[1]), static_cast<short>(a[2]), static_cast<short>(a[3])};
-    const short4_ bv = {static_cast<short>(b[0]), static_cast<short>(b[1]), static_cast<short>(b[2]), static_cast<short>(b[3])};
-    acc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(av, bv, acc, 0, 0, 0);
+    acc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(short4_, a), __builtin_bit_cast(short4_, b), acc, 0, 0, 0);
   } else {
-    half4 av, bv;
-    for (int i = 0; i < 4; ++i) av[i] = __builtin_bit_cast(_Float16, a[i]), bv[i] = __builtin_bit_cast(_Float16, b[i]);
-    acc = __builtin_amdgcn_mfma_f32_16x16x16f16(av, bv, acc, 0, 0, 0);
+    acc = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(half4, a), __builtin_bit_cast(half4, b), acc, 0, 0, 0);
   }
   for (int i = 0; i < 4; ++i) c[i] = acc[i];
 }
@@ -80,23 +81,26 @@ __device__ inline unsigned short to_bits(float x) {
 }
 #else
 using Layout16 = NvidiaF16;
+// The f64 layout of the code the device runs: sm_90's m16n8k4 at twice m8n8k4's rate
+// (the executor reads which from the kernel's binary version).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+using Layout64 = NvidiaF64Sm90;
+#else
 using Layout64 = NvidiaF64;
+#endif
 
 template <class Kind>
-__device__ inline void mma(float (&c)[4], const unsigned short (&a)[8], const unsigned short (&b)[4]) {
-  unsigned ra[4], rb[2];
-  for (int j = 0; j < 4; ++j) ra[j] = a[2 * j] | static_cast<unsigned>(a[2 * j + 1]) << 16;
-  for (int j = 0; j < 2; ++j) rb[j] = b[2 * j] | static_cast<unsigned>(b[2 * j + 1]) << 16;
+__device__ inline void mma(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
   if constexpr (std::is_same_v<Kind, BF16>) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   } else {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 }
 template <class Kind>
@@ -104,6 +108,13 @@ __device__ inline void mma(double (&c)[2], const double (&a)[1], const double (&
   asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
                : "+d"(c[0]), "+d"(c[1])
                : "d"(a[0]), "d"(b[0]));
+}
+
+template <class Kind>
+__device__ inline void mma(double (&c)[4], const double (&a)[2], const double (&b)[1]) {
+  asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+               : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+               : "d"(a[0]), "d"(a[1]), "d"(b[0]));
 }
 
 template <class Kind>
@@ -117,87 +128,255 @@ template <class Kind>
 using LayoutOf = std::conditional_t<std::is_same_v<Kind, F64>, Layout64, Layout16>;
 
 
-/// `run` consecutive values in one aligned load (the layout's a_run).
-template <int run, class Bits>
-__device__ inline void load_run(const Bits* from, Bits* to) {
-  if constexpr (run == 1) {
-    to[0] = from[0];
-  } else {
-    using Word   = std::conditional_t<run * sizeof(Bits) == 4, unsigned, uint2>;
-    const Word w = *reinterpret_cast<const Word*>(from);
-    __builtin_memcpy(to, &w, sizeof w);
+/// `count` registers of consecutive values in one aligned load (a lane's A values, a run
+/// of B values).
+template <int count, class Reg>
+__device__ inline void load_regs(const void* from, Reg* to) {
+  constexpr int bytes = count * sizeof(Reg);
+  using Word = std::conditional_t<bytes == 4, unsigned, std::conditional_t<bytes == 8, uint2, uint4>>;
+  static_assert(sizeof(Word) == bytes, "a load is 4, 8 or 16 bytes");
+  const Word w = *static_cast<const Word*>(from);
+  __builtin_memcpy(to, &w, sizeof w);
+}
+
+#if defined(SPARSTENCIL_GPU_AMD)
+/// 16-byte chunks of the image a thread loads before it stores them (loads in flight;
+/// NVIDIA copies asynchronously, every chunk in flight).
+constexpr int fill_batch = 4;
+#endif
+
+/// Where chunk `x` / V of image row `r` lies inside the grid on contiguous values aligned
+/// to 16 bytes: the 16 bytes to copy as they are; else nullptr.
+template <class Bits, int D>
+__device__ inline const Bits* whole_chunk(const DenseArgs<D>& g, const long (&origin)[D], const Bits* in,
+                                          const ImageRow& r, int x) {
+  constexpr int V  = 16 / sizeof(Bits);
+  const long first = origin[D - 1] + x - g.shared_lead[D - 1];
+  if (!r.inside || g.in_stride[D - 1] != 1 || first < 0 || first + V > g.extent[D - 1]) return nullptr;
+  const Bits* from = in + r.in_index + first;
+  return reinterpret_cast<std::uintptr_t>(from) % 16 == 0 ? from : nullptr;
+}
+/// Chunk `x` / V of image row `r` value by value (wrapped or zero).
+template <class Bits, int D>
+__device__ inline uint4 chunk_by_values(const DenseArgs<D>& g, const long (&origin)[D], const Bits* in,
+                                        const ImageRow& r, int x) {
+  constexpr int V = 16 / sizeof(Bits);
+  Bits v[V];
+  for (int e = 0; e < V; ++e) {
+    const long at = r.inside ? image_coordinate(g, origin, D - 1, x + e) : -1;
+    v[e]          = at >= 0 ? in[r.in_index + at * g.in_stride[D - 1]] : Bits(0);
+  }
+  uint4 chunk;
+  __builtin_memcpy(&chunk, v, sizeof chunk);
+  return chunk;
+}
+
+/// The block's image, 16-byte chunks: a thread takes one chunk position of every
+/// row_step-th row (row_step = block_threads / the chunks of a row, rounded up to a power
+/// of two). NVIDIA: whole chunks by cp.async, all in flight, complete on return; AMD:
+/// fill_batch loads in flight.
+template <class Bits, int D>
+__device__ inline void copy_image(const DenseArgs<D>& g, const long (&origin)[D], const Bits* in, Bits* image) {
+  constexpr int V      = 16 / sizeof(Bits);
+  const int row_chunks = g.shared_extent[D - 1] / V, rows = image_rows(g);
+  const int width = 1 << g.chunk_shift, row_step = blockDim.x >> g.chunk_shift;
+  for (int xc = threadIdx.x & (width - 1); xc < row_chunks; xc += width) {
+#if defined(SPARSTENCIL_GPU_AMD)
+    for (int first = threadIdx.x >> g.chunk_shift; first < rows; first += fill_batch * row_step) {
+      uint4 v[fill_batch];
+#pragma unroll
+      for (int f = 0; f < fill_batch; ++f) {
+        const int row = first + f * row_step;
+        if (row >= rows) continue;
+        const ImageRow r = image_row(g, origin, row);
+        const Bits* from = whole_chunk(g, origin, in, r, xc * V);
+        v[f]             = from ? *reinterpret_cast<const uint4*>(from) : chunk_by_values(g, origin, in, r, xc * V);
+      }
+#pragma unroll
+      for (int f = 0; f < fill_batch; ++f) {
+        const int row = first + f * row_step;
+        if (row < rows) *reinterpret_cast<uint4*>(image + image_row(g, origin, row).offset + xc * V) = v[f];
+      }
+    }
+#else
+    for (int row = threadIdx.x >> g.chunk_shift; row < rows; row += row_step) {
+      const ImageRow r = image_row(g, origin, row);
+      Bits* to         = image + r.offset + xc * V;
+      if (const Bits* from = whole_chunk(g, origin, in, r, xc * V)) {
+        const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(from) : "memory");
+      } else {
+        *reinterpret_cast<uint4*>(to) = chunk_by_values(g, origin, in, r, xc * V);
+      }
+    }
+#endif
+  }
+#if !defined(SPARSTENCIL_GPU_AMD)
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+template <class Kind>
+__device__ inline typename Kind::bits stored(typename Kind::acc x) {
+  if constexpr (std::is_same_v<Kind, F64>) return x;
+  else return to_bits<Kind>(x);
+}
+
+/// Groups of a wave's unit at most (the accumulators' registers).
+/// Blocks an SM holds at least: 3 (registers capped at 85 a thread; more blocks would
+/// spill the accumulators).
+constexpr int min_blocks = 3;
+
+template <class Kind>
+inline constexpr int most_groups = std::is_same_v<Kind, F64> ? max_unit_groups_64 : max_unit_groups_16;
+
+/// A wave's unit: `active` groups of L::n tiles from `first_group` (consecutive groups
+/// group_step values apart; `full`: all most_groups of them, no test a group), all 16 rows
+/// of A' (parts of L::m), over every k chunk, into c.
+template <class Kind, int D, bool full>
+__device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind::bits* image, const typename Kind::reg* a,
+                                     const int* run_offsets, const int* tile_offset, int first_group, int active,
+                                     int lane,
+                                     typename Kind::acc (&c)[most_groups<Kind>][16 / LayoutOf<Kind>::m]
+                                                          [LayoutOf<Kind>::c_values]) {
+  using L             = LayoutOf<Kind>;
+  using Bits          = typename Kind::bits;
+  using Reg           = typename Kind::reg;
+  using Acc           = typename Kind::acc;
+  constexpr int V     = 16 / sizeof(Bits);
+  constexpr int per   = sizeof(Reg) / sizeof(Bits);  // values a register
+  constexpr int parts = 16 / L::m, most = most_groups<Kind>, step = group_step<L, D>();
+  const Bits* b       = image + tile_offset[group_tile<L>(g, first_group, b_column<L>(lane))];
+#if !defined(SPARSTENCIL_GPU_AMD)
+  // ldmatrix (NvidiaF16, full units): the shared address of the row lane % 8 of a group.
+  const unsigned ldmatrix_row =
+      static_cast<unsigned>(__cvta_generic_to_shared(image + tile_offset[group_tile<L>(g, first_group, lane % 8)]));
+#endif
+#pragma unroll
+  for (int j = 0; j < most; ++j)
+    for (int p = 0; p < parts; ++p)
+      for (int i = 0; i < L::c_values; ++i) c[j][p][i] = Acc(0);
+  // A's fragments of the next chunk load while this chunk multiplies.
+  Reg av[parts][L::a_values / per], next[parts][L::a_values / per];
+#pragma unroll
+  for (int p = 0; p < parts; ++p) load_regs<L::a_values / per>(a + a_fragment<L>(p, 0, lane) / per, next[p]);
+  for (int kc = 0; kc < g.k_chunks; ++kc) {
+#pragma unroll
+    for (int p = 0; p < parts; ++p) {
+      for (int r = 0; r < L::a_values / per; ++r) av[p][r] = next[p][r];
+      if (kc + 1 < g.k_chunks) load_regs<L::a_values / per>(a + a_fragment<L>(p, kc + 1, lane) / per, next[p]);
+    }
+#if !defined(SPARSTENCIL_GPU_AMD)
+    if constexpr (full && std::is_same_v<L, NvidiaF16>) {
+      // Two groups' B at once: ldmatrix.x4 gives lane l row l / 4, values 2 (l % 4) and
+      // 2 (l % 4) + 1 of each of four 8 x 8 matrices, rows tiles and columns a run:
+      // (group j, run 2 kc), (j, 2 kc + 1), (j + 1, 2 kc), (j + 1, 2 kc + 1), whose row
+      // r lane 8 m + r names; that is b0 b1, b2 b3 of groups j and j + 1 (the tests check
+      // it against the layout).
+      const int2 runs = reinterpret_cast<const int2*>(run_offsets)[kc];
+      const int m = lane / 8;
+      const unsigned row = ldmatrix_row + static_cast<unsigned>(((m / 2) * step + (m % 2 ? runs.y : runs.x)) * sizeof(Bits));
+#pragma unroll
+      for (int j = 0; j < most; j += 2) {
+        unsigned bv[4];
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(bv[0]), "=r"(bv[1]), "=r"(bv[2]), "=r"(bv[3])
+                     : "r"(row + static_cast<unsigned>(j * step * sizeof(Bits))));
+        const unsigned first[2] = {bv[0], bv[1]}, second[2] = {bv[2], bv[3]};
+        mma<Kind>(c[j][0], av[0], first);
+        mma<Kind>(c[j + 1][0], av[0], second);
+      }
+    } else
+#endif
+    {
+      const Bits* run[L::b_values / L::b_run];
+#pragma unroll
+      for (int i = 0; i < L::b_values; i += L::b_run) run[i / L::b_run] = b + b_run_offset<L>(run_offsets, V, kc, lane, i);
+#pragma unroll
+      for (int j = 0; j < most; ++j) {
+        if (full || j < active) {
+          Reg bv[L::b_values / per];
+#pragma unroll
+          for (int i = 0; i < L::b_values; i += L::b_run) load_regs<L::b_run / per>(run[i / L::b_run] + j * step, bv + i / per);
+#pragma unroll
+          for (int p = 0; p < parts; ++p) mma<Kind>(c[j][p], av[p], bv);
+        }
+      }
+    }
   }
 }
 
 template <class Kind, int D>
-__global__ void __launch_bounds__(block_threads) dense_kernel(const DenseArgs<D> g) {
-  using L    = LayoutOf<Kind>;
-  using Bits = typename Kind::bits;
-  using Acc  = typename Kind::acc;
-  extern __shared__ double shared_words[];  // 8-byte aligned: doubles and halves alike
-  Bits* image       = reinterpret_cast<Bits*>(shared_words);
-  int* gather       = reinterpret_cast<int*>(image + g.image_values);
-  int* tile_offsets = gather + g.K;
-  int* tile_at      = tile_offsets + g.tiles;   // [tile][axis]: tile_coordinate
-  int* point_at     = tile_at + g.tiles * D;    // [row of A'][axis]: point_coordinate
-  const Bits* in    = static_cast<const Bits*>(g.in);
-  Bits* out         = static_cast<Bits*>(g.out);
-  const Bits* a     = reinterpret_cast<const Bits*>(g.a);
+__global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const DenseArgs<D> g) {
+  using L             = LayoutOf<Kind>;
+  using Bits          = typename Kind::bits;
+  using Acc           = typename Kind::acc;
+  constexpr int V     = 16 / sizeof(Bits);
+  constexpr int parts = 16 / L::m;
+  constexpr int most  = most_groups<Kind>;
+  extern __shared__ uint4 shared_chunks[];  // 16-byte aligned
+  Bits* image      = reinterpret_cast<Bits*>(shared_chunks);
+  int* run_offsets = reinterpret_cast<int*>(image + g.image_values);
+  int* tile_offset = run_offsets + g.runs;
+  const Bits* in   = static_cast<const Bits*>(g.in);
+  Bits* out        = static_cast<Bits*>(g.out);
+  const auto* a    = static_cast<const typename Kind::reg*>(g.a);
   long origin[D];
   block_origin(g, static_cast<long>(blockIdx.x), origin);
-  for (int i = threadIdx.x; i < g.K; i += blockDim.x) gather[i] = g.gather[i];
-  for (int i = threadIdx.x; i < g.tiles; i += blockDim.x) tile_offsets[i] = g.tile_offsets[i];
-  for (int i = threadIdx.x; i < g.tiles * D; i += blockDim.x) tile_at[i] = tile_coordinate(g, i / D, i % D);
-  for (int i = threadIdx.x; i < g.m_blocks * 16 * D; i += blockDim.x) point_at[i] = point_coordinate(g, i / D, i % D);
-  const int lane = threadIdx.x % L::lanes, wave = threadIdx.x / L::lanes, waves = blockDim.x / L::lanes;
-  // The image, a row a wave at a time, its lanes along the row.
-  const long x_stride = g.in_stride[D - 1];
-  for (int row = wave; row < image_rows(g); row += waves) {
-    const ImageRow r = image_row(g, origin, row);
-    for (int x = lane; x < g.shared_extent[D - 1]; x += L::lanes) {
-      const long at         = image_coordinate(g, origin, D - 1, x);
-      image[r.offset + x] = r.inside && at >= 0 ? in[r.in_index + at * x_stride] : Bits(0);
+  for (int i = threadIdx.x; i < g.runs; i += blockDim.x) run_offsets[i] = g.run_offsets[i];
+  for (int i = threadIdx.x; i < g.tiles; i += blockDim.x) tile_offset[i] = g.tile_offsets[i];
+  copy_image(g, origin, in, image);
+  __syncthreads();
+  // One unit a wave: g.batch groups of L::n tiles (consecutive groups `step` values
+  // apart), all 16 rows of A' (parts of L::m).
+  const int lane = threadIdx.x % L::lanes, wave = threadIdx.x / L::lanes;
+  const int groups = group_count<L>(g), first_group = wave * g.batch;
+  const int active = groups - first_group < g.batch ? groups - first_group : g.batch;  // the same for the whole wave
+  Acc c[most][parts][L::c_values];
+  if (active == most) multiply_unit<Kind, D, true>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+  else if (active > 0) multiply_unit<Kind, D, false>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+  __syncthreads();  // every wave done with the image: the results go where it was
+  Bits* stage = image;
+  if (active > 0) {
+    // Where the lane's results of the unit's first group go, per value; the next groups'
+    // lie group_step further along the row.
+    int at[parts][L::c_values];
+#pragma unroll
+    for (int p = 0; p < parts; ++p) {
+      for (int i = 0; i < L::c_values; ++i) {
+        const Target t = c_target<L>(p, lane, i);
+        at[p][i]       = stage_offset(g, group_tile<L>(g, first_group, t.column)) + t.row;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < most; ++j) {
+      if (j < active) {
+        for (int p = 0; p < parts; ++p)
+          for (int i = 0; i < L::c_values; ++i) stage[at[p][i] + j * group_step<L, D>()] = stored<Kind>(c[j][p][i]);
+      }
     }
   }
   __syncthreads();
-  // A wave's unit of work takes `batch` groups of tiles at once: each A fragment and
-  // gather entry loaded serves them all.
-  constexpr int batch = group_batch;
-  const int groups    = g.tiles / L::n;
-  const int units     = (groups + batch - 1) / batch * g.m_blocks * parts<L>();
-  for (int index = wave; index < units; index += waves) {
-    const Unit first = unit_of<L>(index, g.m_blocks);  // .group: the batch
-    Unit u[batch];
-    int tile_base[batch][L::b_values];
-    Acc c[batch][L::c_values];
-    for (int j = 0; j < batch; ++j) {
-      u[j] = {first.group * batch + j, first.m_block, first.part};
-      for (int i = 0; i < L::b_values; ++i) tile_base[j][i] = u[j].group < groups ? b_tile<L>(u[j], tile_offsets, lane, i) : 0;
-      for (int i = 0; i < L::c_values; ++i) c[j][i] = Acc(0);
+  // The results, 16-byte chunks over the block's rows (a power of two of them a row),
+  // under the boundary contract.
+  const int x_shift = g.out_chunk_shift, x_chunks = 1 << x_shift;
+  for (int chunk = threadIdx.x; chunk < g.rows << x_shift; chunk += blockDim.x) {
+    const int row = chunk >> x_shift, x = (chunk & (x_chunks - 1)) * V;
+    const OutputRow r = output_row(g, origin, row);
+    if (!r.inside) continue;
+    const Bits* from = stage + row * g.pitch + x;
+    Bits* to         = out + r.out_index + x * g.out_stride[D - 1];
+    const bool whole = x_inside(g, origin, x + V - 1) &&
+                       (g.boundary == 0 || (r.interior && x_interior(g, origin, x) && x_interior(g, origin, x + V - 1)));
+    if (whole && g.out_stride[D - 1] == 1 && reinterpret_cast<std::uintptr_t>(to) % 16 == 0) {
+      *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
+      continue;
     }
-    for (int kc = 0; kc < g.k_chunks; ++kc) {
-      Bits av[L::a_values];
-      int row_at[L::b_values];
-      for (int i = 0; i < L::a_values; i += L::a_run) load_run<L::a_run>(a + a_index<L>(first, g.K, kc, lane, i), av + i);
-      for (int i = 0; i < L::b_values; ++i) row_at[i] = b_gather<L>(gather, kc, lane, i);
-      for (int j = 0; j < batch; ++j) {
-        if (u[j].group >= groups) break;  // the same for the whole wave
-        Bits bv[L::b_values];
-        for (int i = 0; i < L::b_values; ++i) bv[i] = row_at[i] < 0 ? Bits(0) : image[tile_base[j][i] + row_at[i]];
-        mma<Kind>(c[j], av, bv);
-      }
-    }
-    for (int j = 0; j < batch && u[j].group < groups; ++j) {
-      for (int i = 0; i < L::c_values; ++i) {
-        const Target t      = c_target<L>(u[j], lane, i);
-        const OutputPoint x = output_point(g, origin, tile_at + t.tile * D, point_at + t.row * D);
-        if (!x.inside) continue;
-        if (g.boundary == 0 || x.interior) {
-          if constexpr (std::is_same_v<Kind, F64>) out[x.out_index] = c[j][i];
-          else out[x.out_index] = to_bits<Kind>(c[j][i]);
-        } else if (g.boundary == 2) {
-          out[x.out_index] = in[x.in_index];
-        }
+    for (int e = 0; e < V && x_inside(g, origin, x + e); ++e) {
+      if (g.boundary == 0 || (r.interior && x_interior(g, origin, x + e))) {
+        out[r.out_index + (x + e) * g.out_stride[D - 1]] = from[e];
+      } else if (g.boundary == 2) {
+        out[r.out_index + (x + e) * g.out_stride[D - 1]] = in[r.in_index + (x + e) * g.in_stride[D - 1]];
       }
     }
   }
@@ -251,11 +430,12 @@ struct DenseExecutor::State {
     else return args3;
   }
   template <int D>
-  void set_up(const std::uint32_t* a, const int* gather, const int* tile_offsets) {
+  void set_up(const void* a, const int* runs, const int* tile_offsets) {
     DenseArgs<D>& g = args<D>();
     g               = dense_args<D>(plan);
+    g.batch         = plan.precision == Precision::f64 ? unit_batch<Layout64>(g) : unit_batch<Layout16>(g);
     g.a             = a;
-    g.gather        = gather;
+    g.run_offsets   = runs;
     g.tile_offsets  = tile_offsets;
     blocks          = 1;
     for (int ax = 0; ax < D; ++ax) blocks *= g.blocks[ax];
@@ -268,6 +448,7 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
     fail("DenseExecutor", "the plan is for the ", plan.backend, " backend, not dense");
   }
   verify(plan, "DenseExecutor");
+  check_kernel_limits(plan, "DenseExecutor");
   s.plan = plan;
   SPARSTENCIL_GPU_CHECK(gpu::current_device(&s.device));
   gpu::DeviceProperties props{};
@@ -283,24 +464,44 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
          ") has no mma.sync of the kernel: 8.0 or newer is needed");
   }
 #endif
-  s.instruction = plan.precision == Precision::f64 ? Layout64::instruction : Layout16::instruction;
-  const std::uint32_t* a   = upload(plan.a.values);
-  s.allocations.push_back(const_cast<std::uint32_t*>(a));
-  const int* gather        = upload(plan.gather);
-  s.allocations.push_back(const_cast<int*>(gather));
+  // A' in the fragment order of the layout the device runs.
+  const void* a = nullptr;
+  if (plan.precision == Precision::f64) {
+    std::vector<double> row_major(static_cast<std::size_t>(16) * plan.order.columns.size());
+    const int K = static_cast<int>(plan.order.columns.size());
+    for (int row = 0; row < 16; ++row)
+      for (int k = 0; k < K; ++k) row_major[static_cast<std::size_t>(row) * K + k] = unpack_dense(plan.a, plan.precision, row, k);
+#if defined(SPARSTENCIL_GPU_AMD)
+    s.instruction = AmdF64::instruction;
+    a             = upload(a_fragments<AmdF64>(row_major, K));
+#else
+    cudaFuncAttributes kernel{};
+    SPARSTENCIL_GPU_CHECK(cudaFuncGetAttributes(&kernel, dense_kernel<F64, 2>));
+    const bool sm90 = kernel.binaryVersion >= 90;
+    s.instruction   = sm90 ? NvidiaF64Sm90::instruction : NvidiaF64::instruction;
+    a = upload(sm90 ? a_fragments<NvidiaF64Sm90>(row_major, K) : a_fragments<NvidiaF64>(row_major, K));
+#endif
+  } else {
+    std::vector<unsigned short> row_major(plan.a.values.size() * 2);
+    for (std::size_t w = 0; w < plan.a.values.size(); ++w) {
+      row_major[2 * w]     = static_cast<unsigned short>(plan.a.values[w]);
+      row_major[2 * w + 1] = static_cast<unsigned short>(plan.a.values[w] >> 16);
+    }
+    s.instruction = Layout16::instruction;
+    a             = upload(a_fragments<Layout16>(row_major, static_cast<int>(plan.order.columns.size())));
+  }
+  s.allocations.push_back(const_cast<void*>(a));
+  const int* runs          = upload(run_offsets(plan));
+  s.allocations.push_back(const_cast<int*>(runs));
   const int* tile_offsets  = upload(plan.tile_offsets);
   s.allocations.push_back(const_cast<int*>(tile_offsets));
   switch (plan.dims()) {
-    case 1: s.set_up<1>(a, gather, tile_offsets); break;
-    case 2: s.set_up<2>(a, gather, tile_offsets); break;
-    default: s.set_up<3>(a, gather, tile_offsets); break;
+    case 1: s.set_up<1>(a, runs, tile_offsets); break;
+    case 2: s.set_up<2>(a, runs, tile_offsets); break;
+    default: s.set_up<3>(a, runs, tile_offsets); break;
   }
   if (s.blocks > 0x7fffffffL) fail("DenseExecutor", "the grid needs ", s.blocks, " blocks, more than a launch takes");
   s.shared = shared_bytes(plan);
-  if (s.shared > max_shared_bytes) {
-    fail("DenseExecutor", "a block needs ", s.shared, " bytes of shared memory, more than the kernel's ",
-         max_shared_bytes);
-  }
   s.contiguous.assign(plan.dims(), 1);
   for (int ax = plan.dims() - 2; ax >= 0; --ax) s.contiguous[ax] = s.contiguous[ax + 1] * plan.grid[ax + 1];
 }

@@ -1,14 +1,21 @@
 #pragma once
 /// The dense kernel, one body for every vendor, written against a fragment layout L
-/// (SparStencil_MatrixFragments.hpp). A block of block_threads threads copies its image
-/// (block plus halo: periodic reads wrap, reads outside the grid are zero) and the plan's
-/// tables into shared memory; each wave then takes units of work, one L::m-row part of a
-/// 16-row block of A' times one group of L::n tiles over every k chunk, and writes its
-/// results under the boundary contract (fixed_rim copies the rim, interior leaves it).
-/// The geometry and per-lane index functions below are the kernel's fragment mapping: the
-/// host emulator (SparStencil_DenseEmulator.hpp) runs the same ones.
+/// (SparStencil_MatrixFragments.hpp). Dense plans are row-run plans: 16-output row tiles
+/// (1 x ... x 16) and B' read from the block's shared-memory image in runs of V = 16
+/// bytes of consecutive values (Plan::runs). A block of block_threads threads copies its
+/// image (block plus halo: periodic reads wrap, reads outside the grid are zero) 16 bytes
+/// at a time where it can; each wave then takes units of work, `batch` groups of L::n
+/// tiles times all 16 rows of A' over every k chunk. A group's tiles are L::n consecutive
+/// rows of the block at one column of tiles (1-D: L::n consecutive tiles), so the image
+/// pitch (pitch / V odd) puts their runs in different banks. Results are staged in the
+/// image and written a row at a time under the boundary contract (fixed_rim copies the
+/// rim, interior leaves it). The geometry and per-lane index functions below are the
+/// kernel's fragment mapping: the host emulator (SparStencil_DenseEmulator.hpp) runs the
+/// same ones.
 #include <cstdint>
+#include <vector>
 
+#include "SparStencil_DenseModel.hpp"
 #include "SparStencil_MatrixFragments.hpp"
 #include "SparStencil_Plan.hpp"
 
@@ -21,15 +28,35 @@ struct DenseArgs {
   const void* in = nullptr;
   void* out      = nullptr;
   long extent[D]{}, in_stride[D]{}, out_stride[D]{}, blocks[D]{};
-  int tile[D]{}, tiles_per_block[D]{}, shared_extent[D]{}, shared_lead[D]{}, shared_stride[D]{}, radius[D]{};
-  int image_values = 0;  ///< the image's values with row padding (where the tables start)
-  int fill_points  = 0;  ///< the image's points without padding (copied)
-  int tiles = 0, m_blocks = 0, k_chunks = 0, K = 0;
+  int tiles_per_block[D]{}, shared_extent[D]{}, shared_lead[D]{}, shared_stride[D]{}, radius[D]{};
+  int image_values = 0;  ///< the image's values with row padding (where the run table starts)
+  int pitch        = 0;  ///< values between image rows, and between rows of staged results
+  int vector       = 0;  ///< V: values of a run (16 bytes)
+  int tiles = 0, tiles_x = 0, rows = 0;  ///< tiles of a block, along the fastest axis, rows of them
+  int runs = 0, k_chunks = 0, K = 0;
+  int batch    = 1;  ///< groups of L::n tiles a unit multiplies by each A fragment
+  /// Threads along an image row's 16-byte chunks in the copy: 2^chunk_shift (the row's
+  /// chunks rounded up to a power of two, at most block_threads).
+  int chunk_shift = 0;
+  int out_chunk_shift = 0;  ///< a block's row of outputs: 2^out_chunk_shift 16-byte chunks
   int boundary = 0;
-  const std::uint32_t* a    = nullptr;  ///< A', row-major [m_blocks x 16][K] (PackedA, dense)
-  const int* gather         = nullptr;
-  const int* tile_offsets   = nullptr;
+  const void* a              = nullptr;  ///< A' in fragment order (a_fragments)
+  const int* run_offsets     = nullptr;  ///< per run: image offset of its first value from a tile origin
+  const int* tile_offsets    = nullptr;  ///< per tile: image offset of its origin
 };
+
+/// Each run's image offset from a tile origin (its rows and its first value along the
+/// fastest axis, lead included): the table the kernel reads B' through.
+inline std::vector<int> run_offsets(const Plan& p) {
+  const std::vector<int> stride = p.shared_strides();
+  std::vector<int> offsets;
+  for (const Run& r : p.runs) {
+    int o = 0;
+    for (int a = 0; a < p.dims(); ++a) o += (r.offset[a] + p.shared_lead[a]) * stride[a];
+    offsets.push_back(o);
+  }
+  return offsets;
+}
 
 /// The arguments for a plan (verified by the caller), the grids' element strides given
 /// (nullptr: contiguous, last axis fastest) and the data pointers left to the caller.
@@ -38,13 +65,13 @@ DenseArgs<D> dense_args(const Plan& p, const long* in_strides = nullptr, const l
   DenseArgs<D> g;
   const std::vector<int> stride = p.shared_strides();
   long contiguous               = 1;
-  g.fill_points                 = 1;
+  int fill_points               = 1;
+  g.tiles                       = 1;
   for (int a = D - 1; a >= 0; --a) {
     g.extent[a]          = p.grid[a];
     g.in_stride[a]       = in_strides ? in_strides[a] : contiguous;
     g.out_stride[a]      = out_strides ? out_strides[a] : contiguous;
     contiguous *= p.grid[a];
-    g.tile[a]            = p.tile[a];
     g.tiles_per_block[a] = p.tiles_per_block[a];
     const long span      = static_cast<long>(p.tile[a]) * p.tiles_per_block[a];
     g.blocks[a]          = (p.grid[a] + span - 1) / span;
@@ -52,72 +79,110 @@ DenseArgs<D> dense_args(const Plan& p, const long* in_strides = nullptr, const l
     g.shared_lead[a]     = p.shared_lead[a];
     g.shared_stride[a]   = stride[a];
     g.radius[a]          = p.radius[a];
-    g.fill_points *= p.shared_extent[a];
+    fill_points *= p.shared_extent[a];
+    g.tiles *= p.tiles_per_block[a];
   }
-  g.image_values = g.fill_points / p.shared_extent[D - 1] * p.shared_pitch;
-  g.tiles        = static_cast<int>(p.tile_offsets.size());
-  g.m_blocks     = p.a.m_blocks;
+  g.image_values = fill_points / p.shared_extent[D - 1] * p.shared_pitch;
+  g.pitch        = p.shared_pitch;
+  g.vector       = 16 / storage_bytes(p.precision);
+  g.tiles_x      = p.tiles_per_block[D - 1];
+  g.rows         = g.tiles / g.tiles_x;
+  g.runs         = static_cast<int>(p.runs.size());
+  while ((1 << g.chunk_shift) < p.shared_extent[D - 1] / g.vector && (2 << g.chunk_shift) <= block_threads) ++g.chunk_shift;
+  while ((1 << g.out_chunk_shift) < g.tiles_x * 16 / g.vector) ++g.out_chunk_shift;
   g.k_chunks     = p.a.k_chunks;
   g.K            = static_cast<int>(p.order.columns.size());
   g.boundary     = p.boundary == Boundary::periodic ? 0 : p.boundary == Boundary::interior ? 1 : 2;
   return g;
 }
 
-/// One unit of a block's work: a group of L::n tiles, a 16-row block of A', an L::m-row part.
-struct Unit {
-  int group, m_block, part;
-};
-template <class L>
-SPARSTENCIL_FRAGMENT_HD constexpr int parts() {
-  return 16 / L::m;
+/// Tile `column` (0..L::n-1) of group `group`: L::n consecutive rows of tiles at one
+/// column of tiles (1-D: L::n consecutive tiles).
+template <class L, int D>
+SPARSTENCIL_FRAGMENT_HD inline int group_tile(const DenseArgs<D>& g, int group, int column) {
+  if (D == 1) return group * L::n + column;
+  return (group / g.tiles_x * L::n + column) * g.tiles_x + group % g.tiles_x;
 }
-template <class L>
-SPARSTENCIL_FRAGMENT_HD inline int unit_count(int tiles, int m_blocks) {
-  return tiles / L::n * m_blocks * parts<L>();
-}
-template <class L>
-SPARSTENCIL_FRAGMENT_HD inline Unit unit_of(int u, int m_blocks) {
-  const int per_group = m_blocks * parts<L>();
-  return {u / per_group, u % per_group / parts<L>(), u % parts<L>()};
+template <class L, int D>
+SPARSTENCIL_FRAGMENT_HD inline int group_count(const DenseArgs<D>& g) {
+  return g.tiles / L::n;
 }
 
-/// Index into row-major A' of lane `lane`'s A value i in chunk kc.
+/// Groups a wave's one unit takes: the block's groups over its waves (the planner keeps
+/// it within the kernel's max_unit_groups).
+template <class L, int D>
+SPARSTENCIL_FRAGMENT_HD inline int unit_batch(const DenseArgs<D>& g) {
+  const int waves = block_threads / L::lanes;
+  return (group_count<L>(g) + waves - 1) / waves;
+}
+
+/// Index into row-major A' of lane `lane`'s A value i of part `part` (L::m rows of the
+/// 16) in chunk kc.
 template <class L>
-SPARSTENCIL_FRAGMENT_HD inline long a_index(const Unit& u, int K, int kc, int lane, int i) {
+SPARSTENCIL_FRAGMENT_HD inline long a_index(int part, int K, int kc, int lane, int i) {
   const Element e = L::a(lane, i);
-  return static_cast<long>(u.m_block * 16 + u.part * L::m + e.row) * K + kc * L::k + e.col;
+  return static_cast<long>(part * L::m + e.row) * K + kc * L::k + e.col;
 }
-/// Lane `lane`'s B value i in chunk kc is the image value at its tile's origin (b_tile)
-/// plus its K row's gather entry (b_gather; -1: a zero column). b_offset: the sum, or -1.
+/// A' (row-major, 16 x K values) in the order the kernel loads it: per k chunk, per part,
+/// per lane its L::a_values values together (one vector load a lane a part).
+template <class L, class T>
+std::vector<T> a_fragments(const std::vector<T>& row_major, int K) {
+  constexpr int parts = 16 / L::m;
+  std::vector<T> f;
+  for (int kc = 0; kc < K / L::k; ++kc)
+    for (int part = 0; part < parts; ++part)
+      for (int lane = 0; lane < L::lanes; ++lane)
+        for (int i = 0; i < L::a_values; ++i) f.push_back(row_major[static_cast<std::size_t>(a_index<L>(part, K, kc, lane, i))]);
+  return f;
+}
+/// Where lane `lane`'s A values of part `part` in chunk kc start in a_fragments.
 template <class L>
-SPARSTENCIL_FRAGMENT_HD inline int b_tile(const Unit& u, const int* tile_offsets, int lane, int i) {
-  return tile_offsets[u.group * L::n + L::b(lane, i).col];
+SPARSTENCIL_FRAGMENT_HD inline long a_fragment(int part, int kc, int lane) {
+  return ((static_cast<long>(kc) * (16 / L::m) + part) * L::lanes + lane) * L::a_values;
 }
+/// Image values between the origins of a unit's consecutive groups: the next column of
+/// tiles (2-D, 3-D: a unit's groups lie in one row of groups, check_kernel_limits), or
+/// the next L::n tiles of a 1-D line.
+template <class L, int D>
+SPARSTENCIL_FRAGMENT_HD constexpr int group_step() {
+  return D == 1 ? 16 * L::n : 16;
+}
+/// The image offset, from the lane's tile origin, of lane `lane`'s B value i in chunk kc:
+/// its K row's run and place in the run. Values i .. i + L::b_run - 1 follow it.
 template <class L>
-SPARSTENCIL_FRAGMENT_HD inline int b_gather(const int* gather, int kc, int lane, int i) {
-  return gather[kc * L::k + L::b(lane, i).row];
+SPARSTENCIL_FRAGMENT_HD inline int b_run_offset(const int* run_offsets, int vector, int kc, int lane, int i) {
+  const int k = kc * L::k + L::b(lane, i).row;
+  return run_offsets[k / vector] + k % vector;
 }
+/// The group's column (tile) of the lane's B values: one for all of them in every layout
+/// (the tests check it).
 template <class L>
-SPARSTENCIL_FRAGMENT_HD inline int b_offset(const Unit& u, const int* gather, const int* tile_offsets, int kc,
-                                            int lane, int i) {
-  const int g = b_gather<L>(gather, kc, lane, i);
-  return g < 0 ? -1 : b_tile<L>(u, tile_offsets, lane, i) + g;
+SPARSTENCIL_FRAGMENT_HD constexpr int b_column(int lane) {
+  return L::b(lane, 0).col;
 }
-/// The block's tile and the tile point (row of A') of lane `lane`'s result i.
+/// The tile (of the group) and the tile point (row of A') of lane `lane`'s result i of
+/// part `part`.
 struct Target {
-  int tile, row;
+  int column, row;
 };
 template <class L>
-SPARSTENCIL_FRAGMENT_HD inline Target c_target(const Unit& u, int lane, int i) {
+SPARSTENCIL_FRAGMENT_HD inline Target c_target(int part, int lane, int i) {
   const Element e = L::c(lane, i);
-  return {u.group * L::n + e.col, u.m_block * 16 + u.part * L::m + e.row};
+  return {e.col, part * L::m + e.row};
+}
+/// Where the staged results of a block's tile `tile` start: its row of tiles (the axes
+/// but the fastest) g.pitch values apart, as image rows (pitch / V odd: a group's rows
+/// in different banks), 16 values a tile along the row.
+template <int D>
+SPARSTENCIL_FRAGMENT_HD inline int stage_offset(const DenseArgs<D>& g, int tile) {
+  return tile / g.tiles_x * g.pitch + tile % g.tiles_x * 16;
 }
 
 /// The grid origin of block `b` (row-major over the blocks).
 template <int D>
 SPARSTENCIL_FRAGMENT_HD inline void block_origin(const DenseArgs<D>& g, long b, long (&origin)[D]) {
   for (int a = D - 1; a >= 0; --a) {
-    origin[a] = b % g.blocks[a] * g.tile[a] * g.tiles_per_block[a];
+    origin[a] = b % g.blocks[a] * (a == D - 1 ? 16 : 1) * g.tiles_per_block[a];
     b /= g.blocks[a];
   }
 }
@@ -137,7 +202,9 @@ SPARSTENCIL_FRAGMENT_HD inline long image_coordinate(const DenseArgs<D>& g, cons
 /// Rows of the image: its points over its extent along the fastest axis.
 template <int D>
 SPARSTENCIL_FRAGMENT_HD inline int image_rows(const DenseArgs<D>& g) {
-  return g.fill_points / g.shared_extent[D - 1];
+  int rows = 1;
+  for (int a = 0; a + 1 < D; ++a) rows *= g.shared_extent[a];
+  return rows;
 }
 
 /// Image row `row` (row-major over the axes but the fastest): the offset of its first
@@ -153,8 +220,8 @@ template <int D>
 SPARSTENCIL_FRAGMENT_HD inline ImageRow image_row(const DenseArgs<D>& g, const long (&origin)[D], int row) {
   ImageRow r{0, 0, true};
   for (int a = D - 2; a >= 0; --a) {
-    const int local = row % g.shared_extent[a];
-    row /= g.shared_extent[a];
+    const int local = a == 0 ? row : row % g.shared_extent[a];  // row < the image's rows
+    if (a > 0) row /= g.shared_extent[a];
     r.offset += local * g.shared_stride[a];
     const long x = image_coordinate(g, origin, a, local);
     r.inside     = r.inside && x >= 0;
@@ -163,39 +230,38 @@ SPARSTENCIL_FRAGMENT_HD inline ImageRow image_row(const DenseArgs<D>& g, const l
   return r;
 }
 
-/// Along axis a: the origin of the block's tile `tile` from the block origin, and the
-/// position of tile point `row` (a row of A') in its tile. The kernel tabulates both once
-/// a block.
-template <int D>
-SPARSTENCIL_FRAGMENT_HD inline int tile_coordinate(const DenseArgs<D>& g, int tile, int a) {
-  for (int b = D - 1; b > a; --b) tile /= g.tiles_per_block[b];
-  return tile % g.tiles_per_block[a] * g.tile[a];
-}
-template <int D>
-SPARSTENCIL_FRAGMENT_HD inline int point_coordinate(const DenseArgs<D>& g, int row, int a) {
-  for (int b = D - 1; b > a; --b) row /= g.tile[b];
-  return row % g.tile[a];
-}
-
-/// The grid point of a result, from its tile's and tile point's coordinates (D each):
-/// inside the grid, and whether the stencil's reach from it stays inside (the interior
-/// the walls' contract computes).
-struct OutputPoint {
+/// Output row `row` of a block (row-major over the tile rows, the axes but the fastest):
+/// the elements of its first point in `in` and `out`, whether it lies inside the grid, and
+/// whether it lies in the interior along the axes but the fastest.
+struct OutputRow {
   long in_index, out_index;
   bool inside, interior;
 };
 template <int D>
-SPARSTENCIL_FRAGMENT_HD inline OutputPoint output_point(const DenseArgs<D>& g, const long (&origin)[D], const int* tile_at,
-                                                        const int* point_at) {
-  OutputPoint p{0, 0, true, true};
-  for (int a = 0; a < D; ++a) {
-    const long x = origin[a] + tile_at[a] + point_at[a];
-    p.inside     = p.inside && x < g.extent[a];
-    p.interior   = p.interior && x >= g.radius[a] && x < g.extent[a] - g.radius[a];
-    p.in_index += x * g.in_stride[a];
-    p.out_index += x * g.out_stride[a];
+SPARSTENCIL_FRAGMENT_HD inline OutputRow output_row(const DenseArgs<D>& g, const long (&origin)[D], int row) {
+  OutputRow r{0, 0, true, true};
+  for (int a = D - 2; a >= 0; --a) {
+    const long x = origin[a] + (a == 0 ? row : row % g.tiles_per_block[a]);  // row < the block's rows
+    if (a > 0) row /= g.tiles_per_block[a];
+    r.inside   = r.inside && x < g.extent[a];
+    r.interior = r.interior && x >= g.radius[a] && x < g.extent[a] - g.radius[a];
+    r.in_index += x * g.in_stride[a];
+    r.out_index += x * g.out_stride[a];
   }
-  return p;
+  r.in_index += origin[D - 1] * g.in_stride[D - 1];
+  r.out_index += origin[D - 1] * g.out_stride[D - 1];
+  return r;
+}
+/// Whether output x (from the block origin) along the fastest axis is inside the grid,
+/// and whether it is in the interior along that axis.
+template <int D>
+SPARSTENCIL_FRAGMENT_HD inline bool x_inside(const DenseArgs<D>& g, const long (&origin)[D], int x) {
+  return origin[D - 1] + x < g.extent[D - 1];
+}
+template <int D>
+SPARSTENCIL_FRAGMENT_HD inline bool x_interior(const DenseArgs<D>& g, const long (&origin)[D], int x) {
+  const long at = origin[D - 1] + x;
+  return at >= g.radius[D - 1] && at < g.extent[D - 1] - g.radius[D - 1];
 }
 
 }  // namespace sparstencil::dense

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -25,22 +26,29 @@ std::uint16_t half_bits(Precision p, double v) {
   return p == Precision::bf16 ? impl::bf16_bits(static_cast<float>(v)) : impl::f16_bits(static_cast<float>(v));
 }
 
-/// Warp instructions one plan unit (m16n8k16 f16/bf16: one mma.sync; m16n8k4 f64: two
-/// m8n8k4) costs where every wave of a block has work, at half the device's issue peak:
-/// fitted on the H100 (perf_tests/RESULTS.md: 3 x 3 and 15 x 15
-/// boxes f16, 7 x 7 and 15 x 15 boxes f64 at 10240^2, within 5%).
-double unit_instructions(Precision p) { return p == Precision::f64 ? 17.5 : 18.0; }
-/// The kernel copies each block's image value by value and writes each output on its
-/// own: image points and outputs a second, as a share of the copy bandwidth in 2-byte
-/// values (the same fit: 15% of it, 224 G points a second on the H100, whatever the
-/// precision: latency, not bytes, binds the copy).
-constexpr double copy_efficiency = 0.15;
+int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-/// The prediction of a dense plan: each block copies its image, then its waves multiply
-/// (a barrier between), so the two add. The multiplies run at the share of the block's
-/// waves that have a unit of work (a unit: group_batch groups of tiles, one 16-row block
-/// of A', one part of the instruction's rows). Fitted on the H100 for 2-D; 3-D f64
-/// (7 x 7 x 7 box, two units a block) is underpredicted 1.7x.
+/// The time a unit of the plan (m16n8k16 f16/bf16: one mma.sync; m16n8k4 f64) takes
+/// over the instruction's own at the measured peak, where every wave of a block has work:
+/// its loads of A and B, the copy, staging and stores around it. It falls as a unit
+/// multiplies more groups by each A fragment (batch). Fitted on the H100 (perf_tests/
+/// RESULTS.md, the dense row-run kernel: 15 x 15 box f16 batch 8, f64 batch 2, 7 x 7 box
+/// f64 batch 4, 7 x 7 x 7 box f64 batch 1 with 2 of 8 warps busy; within 6%).
+double unit_overhead(Precision p, int batch) { return (p == Precision::f64 ? 1.5 : 2.6) + 2.1 / batch; }
+/// The share of the copy bandwidth a block's image and outputs move at (16-byte copies;
+/// the same fit: the 3 x 3 box f16 and the 7 x 7 box f64).
+constexpr double copy_efficiency = 0.6;
+
+/// Tiles a block holds at most: one unit a wave (block_threads / 32 NVIDIA warps of 8
+/// tiles a group, or block_threads / 64 AMD waves of 16: 64 tiles a group a wave either way).
+int most_tiles(Precision p) {
+  return block_threads / 4 * (p == Precision::f64 ? max_unit_groups_64 : max_unit_groups_16);
+}
+
+/// The prediction of a dense plan: each block copies its image, multiplies (every wave
+/// one unit) and writes its outputs; blocks resident together overlap one's copy with
+/// another's multiplies, so the slower of device memory and the matrix work bounds. The
+/// matrix work runs at the share of a block's waves that have a unit.
 Prediction predict_dense(const Plan& p) {
   const DeviceDescription& d = device_description(p.device);
   const long points          = grid_points(p.grid);
@@ -49,84 +57,134 @@ Prediction predict_dense(const Plan& p) {
     blocks *= ceil_div(p.grid[a], static_cast<long>(p.tile[a]) * p.tiles_per_block[a]);
     image_points *= p.shared_extent[a];
   }
-  const bool amd          = d.wave_lanes == 64;  // AMD's instructions: N 16, M 16 for f64 too
-  const int n             = amd ? 16 : 8;
-  const int parts         = !amd && p.precision == Precision::f64 ? 2 : 1;
   const int tiles         = product(p.tiles_per_block);
-  const long block_units  = ceil_div(tiles / n, group_batch) * p.a.m_blocks * parts;
+  const int wave_tiles    = block_threads / 4;  // tiles a wave's groups take at batch 1
+  const int batch         = (tiles + wave_tiles - 1) / wave_tiles;
   const double waves      = static_cast<double>(block_threads) / d.wave_lanes;
-  const double idle       = waves / std::min<double>(waves, static_cast<double>(block_units));
+  const int n             = d.wave_lanes == 64 ? 16 : 8;
+  const double busy       = std::min(waves, std::ceil(static_cast<double>(tiles / n) / batch));
   const double units      = static_cast<double>(blocks) * (tiles / 8) * p.mmas_per_tile_group;
   const double flops      = units * 2.0 * p.mma.m * p.mma.n * p.mma.k;
   const double rate       = p.precision == Precision::f64 ? d.dense_f64_flops : d.dense_f16_flops;
-  const double issue_rate = d.multiprocessors * 4.0 * d.clock_ghz * 1e9 * 0.5 * (32.0 / d.wave_lanes);
+  const double bytes      = storage_bytes(p.precision);
   Prediction pr;
-  pr.compute_seconds = std::max(flops / rate, units * unit_instructions(p.precision) * idle / issue_rate);
-  const double touched = static_cast<double>(blocks) * image_points + static_cast<double>(points);
-  pr.memory_seconds    = touched / (copy_efficiency * d.memory_bytes_per_s / 2.0);
-  // Shared memory: the image written once, B and its table entries read per unit.
-  const double operand_bytes = p.precision == Precision::f64 ? 8 : 2;
-  pr.shared_seconds = (touched * storage_bytes(p.precision) + units * p.mma.k * p.mma.n * (operand_bytes + 4.0)) /
-                      d.shared_bytes_per_s;
+  pr.compute_seconds   = flops / rate * unit_overhead(p.precision, batch) * waves / busy;
+  const double touched = (static_cast<double>(blocks) * image_points + static_cast<double>(points)) * bytes;
+  pr.memory_seconds    = touched / (copy_efficiency * d.memory_bytes_per_s);
+  // Shared memory: the image written and the results staged once, B' read per unit.
+  pr.shared_seconds = (2 * touched + units * p.mma.k * p.mma.n * bytes) / d.shared_bytes_per_s;
   finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
-  pr.seconds   = pr.compute_seconds + pr.memory_seconds + d.launch_seconds;
-  pr.gstencils = static_cast<double>(points) * p.fused_steps / pr.seconds / 1e9;
   return pr;
 }
 
-/// Blocks of 8 KiB of outputs (as the sparse gather kernel: 16 rows of axis D-2 in 2-D
-/// and 3-D), a multiple of 16 tiles (AMD's N), shrunk along the fastest axis, then the
-/// next, while shared memory passes max_shared_bytes. False where no block fits.
+/// The runs of a row tile and its K order: for each patch row with a weight (patch order),
+/// the runs of V values (16 bytes, V-aligned from the tile origin) its taps reach from the
+/// tile's 16 outputs, each value a K row (its patch column, zero_column where A' has no
+/// weight); then padding runs at the tile origin (A' zero) to whole k chunks.
+template <int D>
+void build_runs(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
+  const int V = 16 / storage_bytes(p.precision), r = p.radius[D - 1], n = p.patch[D - 1];
+  std::map<std::vector<int>, std::pair<int, int>> reach;  // patch row: lowest and highest tap
+  for (const Term<D>& t : s.terms()) {
+    if (t.weight == 0.0) continue;
+    const std::vector<int> row(t.offset.begin(), t.offset.end() - 1);
+    const int dx = t.offset[D - 1];
+    auto [it, fresh] = reach.try_emplace(row, dx, dx);
+    if (!fresh) it->second = {std::min(it->second.first, dx), std::max(it->second.second, dx)};
+  }
+  const std::vector<bool> used = nonzero_columns(a);
+  p.runs.clear();
+  p.order = ColumnOrder{};
+  for (const auto& [row, span] : reach) {
+    int base = 0;  // the patch row's first patch column
+    for (int ax = 0; ax + 1 < D; ++ax) base = base * p.patch[ax] + row[ax] + p.radius[ax];
+    base *= n;
+    for (int u = floor_div(span.first, V); u <= floor_div(15 + span.second, V); ++u) {
+      std::vector<int> at(row.begin(), row.end());
+      at.push_back(u * V);
+      p.runs.push_back({at});
+      for (int e = 0; e < V; ++e) {
+        const int q = u * V + e + r;  // patch column along the fastest axis
+        const bool weight = q >= 0 && q < n && used[base + q];
+        p.order.columns.push_back(weight ? base + q : zero_column);
+      }
+    }
+  }
+  if (p.runs.empty()) p.runs.push_back({std::vector<int>(D, 0)}), p.order.columns.assign(V, zero_column);
+  while (p.order.columns.size() % p.mma.k != 0) {
+    p.runs.push_back({std::vector<int>(D, 0)});
+    p.order.columns.insert(p.order.columns.end(), V, zero_column);
+  }
+  p.order.zero_columns    = static_cast<int>(std::count(p.order.columns.begin(), p.order.columns.end(), zero_column));
+  p.order.dropped_columns = static_cast<int>(std::count(used.begin(), used.end(), false));
+}
+
+
+/// Image rows `pitch` values apart such that the rows of a group's tiles fall in different
+/// banks: pitch / V odd for 16-byte runs (16-bit operands: 8 rows of 16 bytes), pitch / V
+/// = 2 mod 4 for f64 (a lane a value, 4 rows of 32 bytes a half-wave).
+void set_pitch(Plan& p) {
+  const int V = 16 / storage_bytes(p.precision), step = p.precision == Precision::f64 ? 4 : 2;
+  const int want  = p.precision == Precision::f64 ? 2 : 1;
+  p.shared_pitch  = p.shared_extent.back();
+  if (p.dims() > 1) {
+    while ((p.shared_pitch / V) % step != want) p.shared_pitch += V;
+  }
+}
+
+/// Blocks of row tiles: 64 rows (axis D-2) of 8 tiles in 2-D, 4 planes of 16 rows of 8
+/// tiles in 3-D, a line of tiles in 1-D, within most_tiles; shrunk (along the fastest axis
+/// to 2 tiles, the planes, the rows to 16, the fastest axis to 1) while shared memory
+/// passes max_shared_bytes. The rows stay a multiple of 16 (a group: 8 or 16 rows) and a
+/// 1-D line a multiple of 16 tiles. False where no block fits.
 bool size_blocks(Plan& p) {
-  const int D      = p.dims();
-  const int values = 8192 / storage_bytes(p.precision);
-  p.tiles_per_block.assign(D, 1);
-  p.tiles_per_block[D - 1] = std::max(1, (D == 1 ? values : values / 16) / p.tile[D - 1]);
-  if (D >= 2) p.tiles_per_block[D - 2] = std::max(1, 16 / p.tile[D - 2]);
-  while (product(p.tiles_per_block) % 16 != 0) p.tiles_per_block[D - 1] *= 2;
-  for (;;) {
+  const int D = p.dims();
+  if (D == 1) p.tiles_per_block = {most_tiles(p.precision)};
+  else if (D == 2) p.tiles_per_block = {64, 8};
+  else p.tiles_per_block = {4, 16, 8};
+  auto fits = [&] {
     size_block_image(p);
-    p.gather.assign(p.order.columns.size(), 0);
+    set_pitch(p);
     p.tile_offsets.assign(static_cast<std::size_t>(product(p.tiles_per_block)), 0);
-    if (shared_bytes(p) <= max_shared_bytes) break;
-    int axis = D - 1;
-    while (axis >= 0 && (p.tiles_per_block[axis] % 2 != 0 || (product(p.tiles_per_block) / 2) % 16 != 0)) --axis;
-    if (axis < 0) return false;
-    p.tiles_per_block[axis] /= 2;
+    return product(p.tiles_per_block) <= most_tiles(p.precision) && shared_bytes(p) <= max_shared_bytes;
+  };
+  std::vector<int>& t = p.tiles_per_block;
+  while (!fits()) {
+    if (D == 1 && t[0] > 16) t[0] /= 2;
+    else if (D > 1 && t[D - 1] > 2) t[D - 1] /= 2;
+    else if (D == 3 && t[0] > 1) t[0] /= 2;
+    else if (D > 1 && t[D - 2] > 16) t[D - 2] /= 2;
+    else if (D > 1 && t[D - 1] > 1) t[D - 1] /= 2;
+    else return false;
   }
   fill_block_tables(p);
   return true;
 }
 
-/// The plan for `tile`; nothing where its block does not fit shared memory.
-std::optional<Plan> dense_plan(const Plan& base, const std::vector<int>& tile) {
+/// The plan; nothing where its block does not fit shared memory.
+std::optional<Plan> dense_plan(const Plan& base) {
   Plan p    = base;
   p.backend = "dense";
   p.dense   = true;
-  p.tile    = tile;
+  p.tile    = row_tile(base.dims());
   p.radius  = radius(p.stencil);
   p.mma     = mma_shape(p.precision);
-  p.rows    = product(tile);
-  for (std::size_t a = 0; a < tile.size(); ++a) p.patch.push_back(tile[a] + 2 * p.radius[a]);
+  p.rows    = 16;
+  for (std::size_t a = 0; a < p.tile.size(); ++a) p.patch.push_back(p.tile[a] + 2 * p.radius[a]);
   std::visit([&](const auto& s) {
+    constexpr int D = std::decay_t<decltype(s)>::rank;
     typename std::decay_t<decltype(s)>::index_type t{};
-    std::copy(tile.begin(), tile.end(), t.begin());
+    std::copy(p.tile.begin(), p.tile.end(), t.begin());
     const KernelMatrix a = morph(s, t);
     p.nonzeros           = a.nonzeros();
-    const std::vector<bool> used = nonzero_columns(a);
-    for (int c = 0; c < a.cols; ++c) {
-      if (used[c]) p.order.columns.push_back(c);
-      else ++p.order.dropped_columns;
-    }
-    if (p.order.columns.empty()) p.order.columns.push_back(zero_column), ++p.order.zero_columns;
-    while (p.order.columns.size() % p.mma.k != 0) p.order.columns.push_back(zero_column), ++p.order.zero_columns;
-    p.pairing = "dense: patch order";
+    build_runs<D>(p, s, a);
+    p.pairing = "dense: row runs";
     p.a       = pack_dense(a, p.order, p.precision);
   }, p.stencil);
   if (!size_blocks(p)) return std::nullopt;
   const int k           = static_cast<int>(p.order.columns.size());
-  p.sparsity            = static_cast<double>(p.nonzeros) / (16.0 * p.a.m_blocks * k);
-  p.mmas_per_tile_group = static_cast<long>(p.a.m_blocks) * p.a.k_chunks;
+  p.sparsity            = static_cast<double>(p.nonzeros) / (16.0 * k);
+  p.mmas_per_tile_group = p.a.k_chunks;
   p.predicted           = predict_dense(p);
   return p;
 }
@@ -159,36 +217,22 @@ class Model final : public BackendModel {
   std::string_view name() const override { return "dense"; }
   std::optional<std::string> cannot_run(const PlanRequest& r) const override { return why_not(r); }
 
-  /// Every tile planned (a dense plan is cheap to make); the fastest bids, the others are
-  /// listed as dropped.
+  /// One plan: the row tile.
   Bids bid(const PlanRequest& /*request*/, const Plan& base, double to_beat) const override {
     Bids bids;
     char reason[160];
-    std::optional<Plan> best;
-    for (const std::vector<int>& tile : candidate_tiles(base.dims())) {
-      std::optional<Plan> plan = dense_plan(base, tile);
-      if (!plan) {
-        std::snprintf(reason, sizeof reason, "no block of 16 tiles fits the kernel's %zu bytes of shared memory",
-                      max_shared_bytes);
-        bids.dropped.push_back({"dense", tile, 0, Bid::Outcome::dropped, reason});
-        continue;
-      }
-      if (best && !better(*plan, *best)) {
-        bids.dropped.push_back({"dense", tile, plan->predicted.seconds, Bid::Outcome::dropped, "another tile predicted faster"});
-        continue;
-      }
-      if (best) bids.dropped.push_back({"dense", best->tile, best->predicted.seconds, Bid::Outcome::dropped, "another tile predicted faster"});
-      best = std::move(plan);
+    std::optional<Plan> plan = dense_plan(base);
+    if (!plan) {
+      std::snprintf(reason, sizeof reason, "no block of 16 row tiles fits the kernel's %zu bytes of shared memory",
+                    max_shared_bytes);
+      if (std::isinf(to_beat)) sparstencil::impl::fail("make_plan", "no dense plan (dense forced): ", reason);
+      bids.dropped.push_back({"dense", row_tile(base.dims()), 0, Bid::Outcome::dropped, reason});
+      return bids;
     }
-    if (best) {
-      std::snprintf(reason, sizeof reason, "%s bound, K = %zu, %ld dense MMAs per 8 tiles", best->predicted.bound.c_str(),
-                    best->order.columns.size(), best->mmas_per_tile_group);
-      bids.plans.push_back({std::move(*best), reason});
-    }
-    if (bids.plans.empty() && std::isinf(to_beat)) {
-      sparstencil::impl::fail("make_plan", "no tile gives a plan the dense kernel can run (dense forced): ",
-                              bids.dropped.empty() ? std::string("none planned") : bids.dropped.back().reason);
-    }
+    std::snprintf(reason, sizeof reason, "%s bound, K = %zu in %zu runs, %ld dense MMAs per 8 tiles",
+                  plan->predicted.bound.c_str(), plan->order.columns.size(), plan->runs.size(),
+                  plan->mmas_per_tile_group);
+    bids.plans.push_back({std::move(*plan), reason});
     return bids;
   }
 };
@@ -249,41 +293,41 @@ double unpack_dense(const PackedA& packed, Precision precision, int row, int k) 
 std::size_t shared_bytes(const Plan& p) {
   std::size_t rows = 1;
   for (int a = 0; a + 1 < p.dims(); ++a) rows *= static_cast<std::size_t>(p.shared_extent[a]);
-  const std::size_t image = (p.dims() == 1 ? 1 : rows) * static_cast<std::size_t>(p.shared_pitch);
-  // Ints: the gather table and tile offsets, then the tables of tile origins and tile
-  // points, D coordinates each (SparStencil_DenseKernel.hpp).
-  const std::size_t tables = p.gather.size() + p.tile_offsets.size() +
-                             (p.tile_offsets.size() + 16 * static_cast<std::size_t>(p.a.m_blocks)) * p.dims();
-  return image * storage_bytes(p.precision) + tables * sizeof(int);
+  const std::size_t image = rows * static_cast<std::size_t>(p.shared_pitch);
+  return image * storage_bytes(p.precision) + (p.runs.size() + p.tile_offsets.size()) * sizeof(int);
 }
 
-std::vector<std::vector<int>> candidate_tiles(int dims) {
-  std::vector<std::vector<int>> tiles;
-  if (dims == 1) return {{16}};
-  for (int a = 1; a <= 16; a *= 2) {
-    if (dims == 2) {
-      tiles.push_back({a, 16 / a});
-      continue;
-    }
-    for (int b = 1; a * b <= 16; b *= 2) tiles.push_back({a, b, 16 / (a * b)});
+std::vector<int> row_tile(int dims) {
+  std::vector<int> tile(static_cast<std::size_t>(std::max(dims, 1)), 1);
+  tile.back() = 16;
+  return tile;
+}
+
+void check_kernel_limits(const Plan& p, const char* function) {
+  const int tiles = product(p.tiles_per_block), tiles_x = p.tiles_per_block.back();
+  const int wave_tiles = block_threads / 4;  // 8 tiles a group over 8 warps, 16 over 4 AMD waves
+  const int batch      = (tiles + wave_tiles - 1) / wave_tiles;
+  if ((tiles_x & (tiles_x - 1)) != 0 || (p.dims() > 1 && tiles_x % batch != 0)) {
+    sparstencil::impl::fail(function, "tiles_per_block ", sparstencil::impl::tuple_string(p.tiles_per_block),
+                            ": the dense kernel takes a power of two of tiles along the fastest axis, and a wave's ",
+                            batch, " groups in one row of groups");
   }
-  return tiles;
+  if (tiles > most_tiles(p.precision)) {
+    sparstencil::impl::fail(function, "the plan's blocks hold ", tiles, " tiles, more than the dense kernel's ",
+                            most_tiles(p.precision), " for ", to_string(p.precision), " (one unit a wave)");
+  }
+  if (shared_bytes(p) > max_shared_bytes) {
+    sparstencil::impl::fail(function, "a block needs ", shared_bytes(p), " bytes of shared memory, more than the kernel's ",
+                            max_shared_bytes);
+  }
 }
 
-Plan make_dense_plan(const PlanRequest& r, const std::vector<int>& tile) {
+Plan make_dense_plan(const PlanRequest& r) {
   if (const std::optional<std::string> why = why_not(r)) sparstencil::impl::fail("make_dense_plan", *why);
-  const Plan base = base_plan(r);
-  if (tile.size() != base.grid.size()) {
-    sparstencil::impl::fail("make_dense_plan", "tile has ", tile.size(), " extents, need ", base.grid.size());
-  }
-  if (product(tile) != 16 || std::any_of(tile.begin(), tile.end(), [](int e) { return e < 1; })) {
-    sparstencil::impl::fail("make_dense_plan", "tile ", sparstencil::impl::tuple_string(tile),
-                            " is not 16 outputs (the 16 rows of A')");
-  }
-  std::optional<Plan> plan = dense_plan(base, tile);
+  std::optional<Plan> plan = dense_plan(base_plan(r));
   if (!plan) {
-    sparstencil::impl::fail("make_dense_plan", "tile ", sparstencil::impl::tuple_string(tile),
-                            ": no block of 16 tiles fits ", max_shared_bytes, " bytes of shared memory");
+    sparstencil::impl::fail("make_dense_plan", "no block of 16 row tiles fits ", max_shared_bytes,
+                            " bytes of shared memory");
   }
   return *plan;
 }

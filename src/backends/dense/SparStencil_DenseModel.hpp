@@ -1,8 +1,9 @@
 #pragma once
 /// The dense matrix-core backend as the planner sees it (no CUDA, no HIP): the stencil as
 /// C = A' x B' (the morphing of SparStencil §3.1, TCStencil's dense formulation) without
-/// the 2:4 step, A' dense with K padded to the instruction's, B' gathered from a block's
-/// shared-memory image through the plan's table; its kernel's facts, cost model and bid.
+/// the 2:4 step, for 16-output row tiles: A' dense, K in runs of 16 bytes of consecutive
+/// image values (Plan::runs) padded to the instruction's k, B' read from a block's
+/// shared-memory image run by run; its kernel's facts, cost model and bid.
 /// One plan serves NVIDIA (mma.sync f16/bf16 m16n8k16, f64 m8n8k4) and AMD (MFMA
 /// 16x16x16 f16/bf16, 16x16x4 f64): SparStencil_MatrixFragments.hpp.
 #include <cstddef>
@@ -15,8 +16,11 @@ namespace sparstencil::dense {
 
 /// Threads of a block of the dense kernel (8 NVIDIA warps, 4 AMD waves).
 inline constexpr int block_threads = 256;
-/// Groups of tiles (the instruction's N each) a wave multiplies by each A fragment it loads.
-inline constexpr int group_batch = 4;
+/// Groups of tiles (the instruction's N each) a wave's one unit of work multiplies by each
+/// A fragment it loads, at most: the accumulators' registers (16-bit operands: 8 groups of
+/// four f32 a lane; f64: 4 groups of four). A block holds at most 8 x this many tiles a wave.
+inline constexpr int max_unit_groups_16 = 8;
+inline constexpr int max_unit_groups_64 = 4;
 /// Shared memory a block may take (image, gather table, tile offsets): the default limit
 /// of every NVIDIA GPU from sm_80 and below AMD's 64 KiB of LDS, so no opt-in is needed.
 inline constexpr std::size_t max_shared_bytes = 48 * 1024;
@@ -31,17 +35,21 @@ PackedA pack_dense(const KernelMatrix& a, const ColumnOrder& order, Precision pr
 /// The A' entry at (row, k) a dense plan holds, in the operand format.
 double unpack_dense(const PackedA& packed, Precision precision, int row, int k);
 
-/// Shared memory a block of the plan takes: its image in the storage format, the gather
-/// table, the tile offsets and the tables of tile and tile-point coordinates (ints).
+/// Shared memory a block of the plan takes: its image in the storage format (where its
+/// results are staged too), then the run table and the tile offsets (ints).
 std::size_t shared_bytes(const Plan& plan);
 
-/// Tiles planned: the 16 outputs of A's 16 rows, every factorisation over the axes.
-std::vector<std::vector<int>> candidate_tiles(int dims);
+/// The tile of a dense plan: a row of 16 outputs along the fastest axis (1 x ... x 16).
+std::vector<int> row_tile(int dims);
 
-/// The plan for one tile, prediction included. Throws where the request has no dense
-/// form (precision, device, fused steps under walls) or the tile has the wrong rank or
-/// is not 16 outputs.
-Plan make_dense_plan(const PlanRequest& request, const std::vector<int>& tile);
+/// Throws where a (verified) dense plan holds more tiles a block than its waves' single
+/// units take (block_threads / 4 x max_unit_groups) or more shared memory than
+/// max_shared_bytes: what the kernel and the emulator assume.
+void check_kernel_limits(const Plan& plan, const char* function);
+
+/// The dense plan of a request, prediction included. Throws where the request has no
+/// dense form (precision, device, fused steps under walls, weights past the operands).
+Plan make_dense_plan(const PlanRequest& request);
 
 /// The error bound of one dense step (f16, bf16, f64): matrix_step_error_bound.
 using sparstencil::ErrorBound;

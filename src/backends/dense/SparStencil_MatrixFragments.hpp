@@ -8,14 +8,17 @@
 ///
 ///   NvidiaF16  mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16} (sm_80+), PTX ISA
 ///              "Matrix fragments for mma.m16n8k16": g = lane / 4, t = lane % 4.
-///   NvidiaF64  mma.sync.aligned.m8n8k4.row.col.f64 (sm_80+), "mma.m8n8k4 .f64".
+///   NvidiaF64  mma.sync.aligned.m8n8k4.row.col.f64 (sm_80+), "mma.m8n8k4 .f64": half of
+///              sm_90's f64 rate.
+///   NvidiaF64Sm90  mma.sync.aligned.m16n8k4.row.col.f64 (sm_90+), "mma.m16n8k4 .f64":
+///              A (g, t), (g + 8, t); B (t, g); C as f16's.
 ///   AmdF16     v_mfma_f32_16x16x16f16 / _16x16x16bf16_1k (CDNA2 gfx90a+, 64-lane waves),
 ///              AMD's matrix instruction calculator (--architecture cdna2).
 ///   AmdF64     v_mfma_f64_16x16x4f64 (CDNA2 gfx90a+).
 /// Values are numbered as the instruction takes them: NVIDIA's f16 A values a0..a7 sit in
-/// four 32-bit registers, two a register, a0 in the low half of the first. `a_run`: A
-/// values come in runs of this many consecutive k of one row, the first at a k that is a
-/// multiple of it (the kernel loads a run at once).
+/// four 32-bit registers, two a register, a0 in the low half of the first. `b_run`: B
+/// values come in runs of this many consecutive k of one column, the first at a k that is
+/// a multiple of it (the kernel loads a run at once from the image).
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define SPARSTENCIL_FRAGMENT_HD __host__ __device__
 #else
@@ -33,7 +36,7 @@ struct NvidiaF16 {
   static constexpr const char* instruction = "mma.sync m16n8k16 f16/bf16 -> f32";
   static constexpr int lanes = 32, m = 16, n = 8, k = 16;
   static constexpr int a_values = 8, b_values = 4, c_values = 4;
-  static constexpr int a_run = 2;
+  static constexpr int b_run = 2;
   SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int i) {
     return {lane / 4 + 8 * ((i / 2) % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)};
   }
@@ -45,17 +48,27 @@ struct NvidiaF64 {
   static constexpr const char* instruction = "mma.sync m8n8k4 f64";
   static constexpr int lanes = 32, m = 8, n = 8, k = 4;
   static constexpr int a_values = 1, b_values = 1, c_values = 2;
-  static constexpr int a_run = 1;
+  static constexpr int b_run = 1;
   SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int) { return {lane / 4, lane % 4}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int) { return {lane % 4, lane / 4}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {lane / 4, 2 * (lane % 4) + i}; }
+};
+
+struct NvidiaF64Sm90 {
+  static constexpr const char* instruction = "mma.sync m16n8k4 f64";
+  static constexpr int lanes = 32, m = 16, n = 8, k = 4;
+  static constexpr int a_values = 2, b_values = 1, c_values = 4;
+  static constexpr int b_run = 1;
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int i) { return {lane / 4 + 8 * i, lane % 4}; }
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int) { return {lane % 4, lane / 4}; }
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2}; }
 };
 
 struct AmdF16 {
   static constexpr const char* instruction = "v_mfma_f32_16x16x16 f16/bf16 -> f32";
   static constexpr int lanes = 64, m = 16, n = 16, k = 16;
   static constexpr int a_values = 4, b_values = 4, c_values = 4;
-  static constexpr int a_run = 4;
+  static constexpr int b_run = 4;
   SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int i) { return {lane % 16, 4 * (lane / 16) + i}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int i) { return {4 * (lane / 16) + i, lane % 16}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {4 * (lane / 16) + i, lane % 16}; }
@@ -65,30 +78,10 @@ struct AmdF64 {
   static constexpr const char* instruction = "v_mfma_f64_16x16x4 f64";
   static constexpr int lanes = 64, m = 16, n = 16, k = 4;
   static constexpr int a_values = 1, b_values = 1, c_values = 4;
-  static constexpr int a_run = 1;
+  static constexpr int b_run = 1;
   SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int) { return {lane % 16, lane / 16}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int) { return {lane / 16, lane % 16}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {lane / 16 + 4 * i, lane % 16}; }
-};
-
-/// The layout for a vendor and operand width (2-byte f16/bf16 or 8-byte f64 operands).
-template <bool amd, int operand_bytes>
-struct FragmentsFor;
-template <>
-struct FragmentsFor<false, 2> {
-  using type = NvidiaF16;
-};
-template <>
-struct FragmentsFor<false, 8> {
-  using type = NvidiaF64;
-};
-template <>
-struct FragmentsFor<true, 2> {
-  using type = AmdF16;
-};
-template <>
-struct FragmentsFor<true, 8> {
-  using type = AmdF64;
 };
 
 }  // namespace sparstencil::dense

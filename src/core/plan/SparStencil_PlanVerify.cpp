@@ -138,9 +138,9 @@ class Verifier {
     packing(K);
     const long image_points = image();
     tables(K, image_points);
-    if (p.dense) dense_tables();
     interleaving();
     if (!p.runs.empty()) runs();
+    if (p.dense) dense_tables();
   }
 
   /// The instruction and its operands.
@@ -154,9 +154,10 @@ class Verifier {
         fail("mma", "m", p.mma.m, "n", p.mma.n, "k", p.mma.k, " is not the dense m16n8k", k, " unit of ",
              to_string(p.precision), " operands");
       }
-      if (!p.runs.empty()) fail("runs", "set, but dense plans gather B' through the table (no row runs)");
-      // The kernel computes the 16 rows of one block of A' and places every row's result.
-      if (product(p.tile) != 16) fail("tile", shape(p.tile), " has ", product(p.tile), " outputs: dense tiles have 16");
+      // The kernel reads B' in runs along 16-output row tiles and places every row's result.
+      const bool row_tile = p.tile.back() == 16 && product(p.tile) == 16;
+      if (!row_tile) fail("tile", shape(p.tile), " is not a row of 16 outputs (1 x ... x 16): dense plans read B' in row runs");
+      if (p.runs.empty()) fail("runs", "empty, but dense plans read B' in row runs");
       return;
     }
     const bool tf32 = p.precision == Precision::tf32;
@@ -317,13 +318,30 @@ class Verifier {
 
   /// Dense plans: the gather table and tile offsets are those of the image's layout
   /// (fill_block_tables), so every read lands on a value the kernel copied, and every
-  /// tile's results on the tile's own points.
+  /// tile's results on the tile's own points; every run of every tile lies in the image
+  /// rows' copied values; a group of 8 or 16 tiles (the instructions' N) is consecutive
+  /// rows of tiles (2-D and 3-D: the rows a multiple of 16), or a 1-D line's consecutive
+  /// tiles (a multiple of 16).
   void dense_tables() const {
     Plan expected = p;
     fill_block_tables(expected);
     if (expected.gather != p.gather) fail("gather", "entries differ from the image layout's (fill_block_tables)");
     if (expected.tile_offsets != p.tile_offsets) {
       fail("tile_offsets", "entries differ from the block's tiles in the image (fill_block_tables)");
+    }
+    const int D = p.dims(), vector = 16 / storage_bytes(p.precision);
+    const long rows = product(p.tiles_per_block, D - 1);
+    if (D > 1 && rows % 16 != 0) {
+      fail("tiles_per_block", shape(p.tiles_per_block), ": ", rows,
+           " rows of tiles a block, not a multiple of 16 (dense groups are consecutive rows)");
+    }
+    const int last = p.shared_lead[D - 1] + 16 * (p.tiles_per_block[D - 1] - 1);  // the last tile's origin
+    for (std::size_t i = 0; i < p.runs.size(); ++i) {
+      const int x = p.runs[i].offset[D - 1];
+      if (p.shared_lead[D - 1] + x < 0 || last + x + vector > p.shared_extent[D - 1]) {
+        fail("runs", "run ", i, " ", shape(p.runs[i].offset), " reads outside the image rows' ", p.shared_extent[D - 1],
+             " copied values (lead ", p.shared_lead[D - 1], ")");
+      }
     }
   }
 
