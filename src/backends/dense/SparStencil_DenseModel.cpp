@@ -36,7 +36,7 @@ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 /// f64 batch 4, 7 x 7 x 7 box f64 batch 1 with 2 of 8 warps busy; within 6%).
 double unit_overhead(Precision p, int batch) { return (p == Precision::f64 ? 1.5 : 2.6) + 2.1 / batch; }
 /// The share of the copy bandwidth a block's image and outputs move at (16-byte copies;
-/// the same fit: the 3 x 3 box f16 and the 7 x 7 box f64).
+/// the same fit: the 3 x 3 box f16 and the 7 x 7 box f64, within 2%).
 constexpr double copy_efficiency = 0.6;
 
 /// Tiles a block holds at most: one unit a wave (block_threads / 32 NVIDIA warps of 8
