@@ -382,9 +382,25 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
   }
 }
 
+/// Lets `kernel` take `shared` bytes of dynamic shared memory where that passes the
+/// default 48 KiB (the executor checked the device's limit).
+template <class Kernel>
+void allow_shared(Kernel kernel, std::size_t shared) {
+  if (shared <= 48 * 1024) return;
+#if defined(SPARSTENCIL_GPU_AMD)
+  SPARSTENCIL_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                            hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+#else
+  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+#endif
+}
+
 template <class Kind>
 void launch_kind(int dims, const void* args, long blocks, std::size_t shared, Stream stream) {
   const dim3 grid(static_cast<unsigned>(blocks)), block(block_threads);
+  if (dims == 1) allow_shared(dense_kernel<Kind, 1>, shared);
+  else if (dims == 2) allow_shared(dense_kernel<Kind, 2>, shared);
+  else allow_shared(dense_kernel<Kind, 3>, shared);
   switch (dims) {
     case 1: dense_kernel<Kind, 1><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<1>*>(args)); break;
     case 2: dense_kernel<Kind, 2><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<2>*>(args)); break;
@@ -502,6 +518,15 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
   }
   if (s.blocks > 0x7fffffffL) fail("DenseExecutor", "the grid needs ", s.blocks, " blocks, more than a launch takes");
   s.shared = shared_bytes(plan);
+#if defined(SPARSTENCIL_GPU_AMD)
+  const std::size_t limit = props.sharedMemPerBlock;
+#else
+  const std::size_t limit = props.sharedMemPerBlockOptin;
+#endif
+  if (s.shared > limit) {
+    fail("DenseExecutor", "a block of the plan (for device ", plan.device, ") needs ", s.shared,
+         " bytes of shared memory; device ", props.name, " gives a block at most ", limit);
+  }
   s.contiguous.assign(plan.dims(), 1);
   for (int ax = plan.dims() - 2; ax >= 0; --ax) s.contiguous[ax] = s.contiguous[ax + 1] * plan.grid[ax + 1];
 }

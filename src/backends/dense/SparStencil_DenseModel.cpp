@@ -32,9 +32,9 @@ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 /// over the instruction's own at the measured peak, where every wave of a block has work:
 /// its loads of A and B, the copy, staging and stores around it. It falls as a unit
 /// multiplies more groups by each A fragment (batch). Fitted on the H100 (perf_tests/
-/// RESULTS.md, the dense row-run kernel: 15 x 15 box f16 batch 8, f64 batch 2, 7 x 7 box
-/// f64 batch 4, 7 x 7 x 7 box f64 batch 1 with 2 of 8 warps busy; within 6%).
-double unit_overhead(Precision p, int batch) { return (p == Precision::f64 ? 1.5 : 2.6) + 2.1 / batch; }
+/// RESULTS.md, the dense row-run kernel: 15 x 15 box f16 batch 8, f64 batches 2 and 4,
+/// within 1%; the 7 x 7 x 7 box f64, batch 2, runs 27% slower than this predicts).
+double unit_overhead(Precision p, int batch) { return p == Precision::f64 ? 0.5 + 4.1 / batch : 2.6 + 2.1 / batch; }
 /// The share of the copy bandwidth a block's image and outputs move at (16-byte copies;
 /// the same fit: the 3 x 3 box f16 and the 7 x 7 box f64, within 2%).
 constexpr double copy_efficiency = 0.6;
@@ -135,7 +135,7 @@ void set_pitch(Plan& p) {
 /// Blocks of row tiles: 64 rows (axis D-2) of 8 tiles in 2-D, 4 planes of 16 rows of 8
 /// tiles in 3-D, a line of tiles in 1-D, within most_tiles; shrunk (along the fastest axis
 /// to 2 tiles, the planes, the rows to 16, the fastest axis to 1) while shared memory
-/// passes max_shared_bytes. The rows stay a multiple of 16 (a group: 8 or 16 rows) and a
+/// passes max_shared_bytes(device). The rows stay a multiple of 16 (a group: 8 or 16 rows) and a
 /// 1-D line a multiple of 16 tiles. False where no block fits.
 bool size_blocks(Plan& p) {
   const int D = p.dims();
@@ -146,7 +146,7 @@ bool size_blocks(Plan& p) {
     size_block_image(p);
     set_pitch(p);
     p.tile_offsets.assign(static_cast<std::size_t>(product(p.tiles_per_block)), 0);
-    return product(p.tiles_per_block) <= most_tiles(p.precision) && shared_bytes(p) <= max_shared_bytes;
+    return product(p.tiles_per_block) <= most_tiles(p.precision) && shared_bytes(p) <= max_shared_bytes(p.device);
   };
   std::vector<int>& t = p.tiles_per_block;
   while (!fits()) {
@@ -224,7 +224,7 @@ class Model final : public BackendModel {
     std::optional<Plan> plan = dense_plan(base);
     if (!plan) {
       std::snprintf(reason, sizeof reason, "no block of 16 row tiles fits the kernel's %zu bytes of shared memory",
-                    max_shared_bytes);
+                    max_shared_bytes(base.device));
       if (std::isinf(to_beat)) sparstencil::impl::fail("make_plan", "no dense plan (dense forced): ", reason);
       bids.dropped.push_back({"dense", row_tile(base.dims()), 0, Bid::Outcome::dropped, reason});
       return bids;
@@ -297,6 +297,13 @@ std::size_t shared_bytes(const Plan& p) {
   return image * storage_bytes(p.precision) + (p.runs.size() + p.tile_offsets.size()) * sizeof(int);
 }
 
+std::size_t max_shared_bytes(const std::string& device) {
+  // Half of what an SM holds on the GPUs the model knows, so two blocks share an SM.
+  if (device == "h100" || device == "h200") return 113 * 1024;
+  if (device == "a100") return 81 * 1024;
+  return 48 * 1024;
+}
+
 std::vector<int> row_tile(int dims) {
   std::vector<int> tile(static_cast<std::size_t>(std::max(dims, 1)), 1);
   tile.back() = 16;
@@ -316,9 +323,9 @@ void check_kernel_limits(const Plan& p, const char* function) {
     sparstencil::impl::fail(function, "the plan's blocks hold ", tiles, " tiles, more than the dense kernel's ",
                             most_tiles(p.precision), " for ", to_string(p.precision), " (one unit a wave)");
   }
-  if (shared_bytes(p) > max_shared_bytes) {
-    sparstencil::impl::fail(function, "a block needs ", shared_bytes(p), " bytes of shared memory, more than the kernel's ",
-                            max_shared_bytes);
+  if (shared_bytes(p) > max_shared_bytes(p.device)) {
+    sparstencil::impl::fail(function, "a block needs ", shared_bytes(p), " bytes of shared memory, more than the ",
+                            max_shared_bytes(p.device), " a block of the kernel takes on device ", p.device);
   }
 }
 
@@ -326,7 +333,7 @@ Plan make_dense_plan(const PlanRequest& r) {
   if (const std::optional<std::string> why = why_not(r)) sparstencil::impl::fail("make_dense_plan", *why);
   std::optional<Plan> plan = dense_plan(base_plan(r));
   if (!plan) {
-    sparstencil::impl::fail("make_dense_plan", "no block of 16 row tiles fits ", max_shared_bytes,
+    sparstencil::impl::fail("make_dense_plan", "no block of 16 row tiles fits ", max_shared_bytes(r.device),
                             " bytes of shared memory");
   }
   return *plan;

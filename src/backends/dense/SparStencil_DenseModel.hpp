@@ -7,6 +7,7 @@
 /// One plan serves NVIDIA (mma.sync f16/bf16 m16n8k16, f64 m8n8k4) and AMD (MFMA
 /// 16x16x16 f16/bf16, 16x16x4 f64): SparStencil_MatrixFragments.hpp.
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "SparStencil_Backend.hpp"
@@ -21,9 +22,11 @@ inline constexpr int block_threads = 256;
 /// four f32 a lane; f64: 4 groups of four). A block holds at most 8 x this many tiles a wave.
 inline constexpr int max_unit_groups_16 = 8;
 inline constexpr int max_unit_groups_64 = 4;
-/// Shared memory a block may take (image, gather table, tile offsets): the default limit
-/// of every NVIDIA GPU from sm_80 and below AMD's 64 KiB of LDS, so no opt-in is needed.
-inline constexpr std::size_t max_shared_bytes = 48 * 1024;
+/// Shared memory a block of a plan for `device` may take: half an SM's where the model
+/// knows the GPU (H100 and H200: 113 KiB of 227, A100: 81 KiB of 163; two blocks an SM),
+/// else 48 KiB (NVIDIA's default limit, under AMD's 64 KiB of LDS). The executor opts in
+/// on the device it runs on for plans above 48 KiB and refuses one past its limit.
+std::size_t max_shared_bytes(const std::string& device);
 
 /// Whether dense matrix cores take this precision: f16, bf16 (summed in f32) and f64.
 bool has_dense_operands(Precision p);
@@ -44,7 +47,7 @@ std::vector<int> row_tile(int dims);
 
 /// Throws where a (verified) dense plan holds more tiles a block than its waves' single
 /// units take (block_threads / 4 x max_unit_groups) or more shared memory than
-/// max_shared_bytes: what the kernel and the emulator assume.
+/// max_shared_bytes(plan.device): what the kernel and the emulator assume.
 void check_kernel_limits(const Plan& plan, const char* function);
 
 /// The dense plan of a request, prediction included. Throws where the request has no
