@@ -32,8 +32,8 @@ class DenseExecutor {
  public:
   /// Throws std::runtime_error naming the problem: a plan for another backend or that
   /// does not verify, no GPU or one without the matrix instructions (NVIDIA below compute
-  /// capability 8.0; AMD other than gfx90a or gfx94x), a grid of more blocks than a
-  /// launch takes.
+  /// capability 8.0; AMD other than gfx90a or gfx94x), a block needing more shared
+  /// memory than the device gives one, a grid of more blocks than a launch takes.
   explicit DenseExecutor(const Plan& plan);
   ~DenseExecutor();
   DenseExecutor(const DenseExecutor&)            = delete;
