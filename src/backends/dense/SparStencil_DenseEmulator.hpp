@@ -49,8 +49,7 @@ void multiply(const std::vector<std::array<double, L::a_values>>& a,
 
 template <class L, class Acc, int D>
 void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
-  DenseArgs<D> g = dense_args<D>(plan);
-  g.batch        = unit_batch<L>(g);
+  const DenseArgs<D> g = dense_args<D>(plan);
   const int parts = 16 / L::m;
   std::vector<double> row_major(static_cast<std::size_t>(16) * g.K);
   for (int row = 0; row < 16; ++row)

@@ -222,11 +222,11 @@ __device__ inline typename Kind::bits stored(typename Kind::acc x) {
   else return to_bits<Kind>(x);
 }
 
-/// Groups of a wave's unit at most (the accumulators' registers).
 /// Blocks an SM holds at least: 3 (registers capped at 85 a thread; more blocks would
 /// spill the accumulators).
 constexpr int min_blocks = 3;
 
+/// Groups of a wave's unit at most (the accumulators' registers).
 template <class Kind>
 inline constexpr int most_groups = std::is_same_v<Kind, F64> ? max_unit_groups_64 : max_unit_groups_16;
 
@@ -449,7 +449,6 @@ struct DenseExecutor::State {
   void set_up(const void* a, const int* runs, const int* tile_offsets) {
     DenseArgs<D>& g = args<D>();
     g               = dense_args<D>(plan);
-    g.batch         = plan.precision == Precision::f64 ? unit_batch<Layout64>(g) : unit_batch<Layout16>(g);
     g.a             = a;
     g.run_offsets   = runs;
     g.tile_offsets  = tile_offsets;

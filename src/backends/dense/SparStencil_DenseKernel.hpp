@@ -88,6 +88,7 @@ DenseArgs<D> dense_args(const Plan& p, const long* in_strides = nullptr, const l
   g.tiles_x      = p.tiles_per_block[D - 1];
   g.rows         = g.tiles / g.tiles_x;
   g.runs         = static_cast<int>(p.runs.size());
+  g.batch        = wave_batch(g.tiles);
   while ((1 << g.chunk_shift) < p.shared_extent[D - 1] / g.vector && (2 << g.chunk_shift) <= block_threads) ++g.chunk_shift;
   while ((1 << g.out_chunk_shift) < g.tiles_x * 16 / g.vector) ++g.out_chunk_shift;
   g.k_chunks     = p.a.k_chunks;
@@ -106,14 +107,6 @@ SPARSTENCIL_FRAGMENT_HD inline int group_tile(const DenseArgs<D>& g, int group, 
 template <class L, int D>
 SPARSTENCIL_FRAGMENT_HD inline int group_count(const DenseArgs<D>& g) {
   return g.tiles / L::n;
-}
-
-/// Groups a wave's one unit takes: the block's groups over its waves (the planner keeps
-/// it within the kernel's max_unit_groups).
-template <class L, int D>
-SPARSTENCIL_FRAGMENT_HD inline int unit_batch(const DenseArgs<D>& g) {
-  const int waves = block_threads / L::lanes;
-  return (group_count<L>(g) + waves - 1) / waves;
 }
 
 /// Index into row-major A' of lane `lane`'s A value i of part `part` (L::m rows of the

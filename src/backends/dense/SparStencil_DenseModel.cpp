@@ -58,8 +58,7 @@ Prediction predict_dense(const Plan& p) {
     image_points *= p.shared_extent[a];
   }
   const int tiles         = product(p.tiles_per_block);
-  const int wave_tiles    = block_threads / 4;  // tiles a wave's groups take at batch 1
-  const int batch         = (tiles + wave_tiles - 1) / wave_tiles;
+  const int batch         = wave_batch(tiles);
   const double waves      = static_cast<double>(block_threads) / d.wave_lanes;
   const int n             = d.wave_lanes == 64 ? 16 : 8;
   const double busy       = std::min(waves, std::ceil(static_cast<double>(tiles / n) / batch));
@@ -312,8 +311,7 @@ std::vector<int> row_tile(int dims) {
 
 void check_kernel_limits(const Plan& p, const char* function) {
   const int tiles = product(p.tiles_per_block), tiles_x = p.tiles_per_block.back();
-  const int wave_tiles = block_threads / 4;  // 8 tiles a group over 8 warps, 16 over 4 AMD waves
-  const int batch      = (tiles + wave_tiles - 1) / wave_tiles;
+  const int batch = wave_batch(tiles);
   if ((tiles_x & (tiles_x - 1)) != 0 || (p.dims() > 1 && tiles_x % batch != 0)) {
     sparstencil::impl::fail(function, "tiles_per_block ", sparstencil::impl::tuple_string(p.tiles_per_block),
                             ": the dense kernel takes a power of two of tiles along the fastest axis, and a wave's ",

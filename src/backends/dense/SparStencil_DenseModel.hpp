@@ -22,6 +22,12 @@ inline constexpr int block_threads = 256;
 /// four f32 a lane; f64: 4 groups of four). A block holds at most 8 x this many tiles a wave.
 inline constexpr int max_unit_groups_16 = 8;
 inline constexpr int max_unit_groups_64 = 4;
+/// Groups a wave's one unit takes in a block of `tiles` tiles: the block's groups over its
+/// waves, the same on both vendors (NVIDIA: groups of 8 over 8 warps, AMD: of 16 over 4).
+inline int wave_batch(int tiles) {
+  const int wave_tiles = block_threads / 4;
+  return (tiles + wave_tiles - 1) / wave_tiles;
+}
 /// Shared memory a block of a plan for `device` may take: half an SM's where the model
 /// knows the GPU (H100 and H200: 113 KiB of 227, A100: 81 KiB of 163; two blocks an SM),
 /// else 48 KiB (NVIDIA's default limit, under AMD's 64 KiB of LDS). The executor opts in
