@@ -54,7 +54,7 @@ step sp-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$build/un
 step sp-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
   --gtest_filter="$sparse_reduced"
 # ... and of the dense executor (where the build has it).
-dense_reduced='DenseExecutor.StridedGridsAndAFusedPlan:DenseExecutor.ClearErrors:DenseExecutor.EveryTileOfThePresets'
+dense_reduced='DenseExecutor.StridedGridsAndAFusedPlan:DenseExecutor.ClearErrors:DenseExecutor.AlignedGridsOfThePresets'
 step de-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
   --gtest_filter="$dense_reduced"
 step de-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \

@@ -3,7 +3,9 @@
 and PNG plots (GStencil/s per kernel and executor against the roofline, predicted versus
 measured time, the sweet-spot map). Needs Debian's python3-matplotlib:
 
-    /usr/bin/python3 scripts/suite_report.py suite.json --out DIR [--peers perf_tests/suite/peers.json]
+    /usr/bin/python3 scripts/suite_report.py suite.json [more.json ...] --out DIR [--peers perf_tests/suite/peers.json]
+
+Several JSON files (runs of parts of the suite on one device) are reported as one run.
 
 Exits 1 when the run holds wrong results or errors, or no measurement at all."""
 import argparse
@@ -35,17 +37,17 @@ def standard_table(rows, peers):
         e = table.setdefault(key(r), {})
         if key(r) not in order:
             order.append(key(r))
-        name = r["executor"] if r["executor"] != "sparse" else ("sparse1" if r["steps"] == 1 else "fused")
-        if r["executor"] == "sparse" and r["steps"] == 1:
-            e["sparse1"] = r
-        if r["executor"] in ("sparse", "generic-tb"):
-            best = "fused" if r["executor"] == "sparse" else "generic-tb"
+        # Matrix-core executors: their single step and their best depth.
+        best = {"sparse": "fused", "dense": "dense best", "generic-tb": "generic-tb"}.get(r["executor"])
+        if r["executor"] in ("sparse", "dense") and r["steps"] == 1:
+            e[r["executor"] + "1"] = r
+        if best:
             if best not in e or r["gstencils"] > e[best]["gstencils"]:
                 e[best] = r
         else:
-            e[name] = r
-    lines = ["| kernel | grid | fmt | roofline | generic | cuDNN | sparse t=1 | sparse best (t) | generic temporal blocking best (t) | ours t=1 / cuDNN | sparse t=1 / generic | peer | ours t=1 / peer |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+            e[r["executor"]] = r
+    lines = ["| kernel | grid | fmt | roofline | generic | cuDNN | sparse t=1 | sparse best (t) | generic temporal blocking best (t) | dense t=1 | dense best (t) | ours t=1 / cuDNN | sparse t=1 / generic | peer | ours t=1 / peer |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
 
     def cell(r):
         return f"{r['gstencils']:.0f} ({r['percent_roofline']:.0f}%)" if r else "-"
@@ -53,14 +55,15 @@ def standard_table(rows, peers):
     for k in order:
         e = table[k]
         # Ours at one step in the same precision: tf32 (sparse on f32 grids) is not f32.
-        same = ("generic",) if k[2] == "f32" else ("generic", "sparse1")
+        same = ("generic",) if k[2] == "f32" else ("generic", "sparse1", "dense1")
         single = max((e[n]["gstencils"] for n in same if n in e), default=0)
         roof = next(iter(e.values()))["roofline_gstencils"]
         ratio_c = f"{single / e['cudnn']['gstencils']:.2f}x" if "cudnn" in e and single else "-"
         ratio_g = (f"{e['sparse1']['gstencils'] / e['generic']['gstencils']:.2f}x"
                    if "generic" in e and "sparse1" in e and k[2] != "f32" else "-")
-        fused = f"{e['fused']['gstencils']:.0f} (t={e['fused']['steps']})" if "fused" in e else "-"
-        blocked = f"{e['generic-tb']['gstencils']:.0f} (t={e['generic-tb']['steps']})" if "generic-tb" in e else "-"
+        def at_depth(name):
+            return f"{e[name]['gstencils']:.0f} (t={e[name]['steps']})" if name in e else "-"
+        fused, blocked, dense_best = at_depth("fused"), at_depth("generic-tb"), at_depth("dense best")
         peer_cells = []
         for p in peers:
             if p["kernel"] == k[0] and p["extents"] == k[1] and p["storage"] == k[2]:
@@ -70,7 +73,7 @@ def standard_table(rows, peers):
         peer_text = "; ".join(c[0] for c in peer_cells) or "-"
         peer_ratio = "; ".join(c[1] for c in peer_cells) or "-"
         lines.append(f"| {k[0]} | {k[1]} | {k[2]} | {roof:.0f} | {cell(e.get('generic'))} | {cell(e.get('cudnn'))} | "
-                     f"{cell(e.get('sparse1'))} | {fused} | {blocked} | {ratio_c} | {ratio_g} | {peer_text} | {peer_ratio} |")
+                     f"{cell(e.get('sparse1'))} | {fused} | {blocked} | {cell(e.get('dense1'))} | {dense_best} | {ratio_c} | {ratio_g} | {peer_text} | {peer_ratio} |")
     return lines, table, order
 
 
@@ -86,16 +89,23 @@ def model_section(report):
             lines.append(f"- {ex}: median {100 * statistics.median(map(err, sub)):.1f}% over {len(sub)}")
     choices = report["choices"]
     if choices:
-        within = [c for c in choices if c["within_10"]]
         lines.append("")
-        lines.append(f"Automatic choice (f16 grids, sparse or generic) within 10% of the fastest measured: "
-                     f"**{len(within)} of {len(choices)} ({100 * len(within) / len(choices):.0f}%)**.")
+        lines.append("Automatic choice within 10% of the fastest measured executor (f16 grids: generic, sparse, "
+                     "dense; f64 grids: generic, dense):")
+        groups = [("all", choices)] + [(f"{f} grids", [c for c in choices if c["storage"] == f]) for f in ("f16", "f64")]
+        groups.append(("cases with the dense executor measured", [c for c in choices if "dense" in c["measured"]]))
+        for label, sub in groups:
+            if sub:
+                within = sum(c["within_10"] for c in sub)
+                lines.append(f"- {label}: **{within} of {len(sub)} ({100 * within / len(sub):.0f}%)**")
         misses = [c for c in choices if not c["within_10"]]
         if misses:
-            lines += ["", "| kernel | grid | t | chosen | fastest | measured step (us) |", "| --- | --- | ---: | --- | --- | --- |"]
+            lines += ["", "| kernel | grid | fmt | t | chosen | fastest | measured step (us) |",
+                      "| --- | --- | --- | ---: | --- | --- | --- |"]
             for c in misses:
                 m = ", ".join(f"{k} {v * 1e6:.0f}" for k, v in sorted(c["measured"].items()))
-                lines.append(f"| {c['kernel']} | {c['extents']} | {c['steps']} | {c['chosen']} | {c['fastest']} | {m} |")
+                lines.append(f"| {c['kernel']} | {c['extents']} | {c['storage']} | {c['steps']} | {c['chosen']} | "
+                             f"{c['fastest']} | {m} |")
     return lines
 
 
@@ -106,9 +116,11 @@ def catalogue_section(rows):
             by.setdefault(key(r), {})[(r["executor"], r["steps"])] = r
     if not by:
         return []
-    lines = ["| stencil | grid | fmt | generic | cuDNN | sparse t=1 | sparse t=3 |", "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    lines = ["| stencil | grid | fmt | generic | cuDNN | sparse t=1 | sparse t=3 | dense t=1 | dense t=3 |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    columns = (("generic", 1), ("cudnn", 1), ("sparse", 1), ("sparse", 3), ("dense", 1), ("dense", 3))
     for k, e in by.items():
-        cells = [f"{e[c]['gstencils']:.0f}" if c in e else "-" for c in (("generic", 1), ("cudnn", 1), ("sparse", 1), ("sparse", 3))]
+        cells = [f"{e[c]['gstencils']:.0f}" if c in e else "-" for c in columns]
         lines.append(f"| {k[0]} | {k[1]} | {k[2]} | " + " | ".join(cells) + " |")
     return lines
 
@@ -116,13 +128,14 @@ def catalogue_section(rows):
 def plot_rates(table, order, path):
     formats = [f for f in ("f16", "bf16", "f32", "f64") if any(k[2] == f for k in order)]
     fig, axes = plt.subplots(len(formats), 1, figsize=(13, 3.6 * len(formats)), squeeze=False)
-    series = [("generic", "generic"), ("cudnn", "cuDNN"), ("sparse1", "sparse t=1"), ("fused", "sparse best fused")]
+    series = [("generic", "generic"), ("cudnn", "cuDNN"), ("sparse1", "sparse t=1"), ("fused", "sparse best fused"),
+              ("dense1", "dense t=1")]
     for ax, f in zip(axes[:, 0], formats):
         keys = [k for k in order if k[2] == f]
-        width = 0.2
+        width = 0.16
         for i, (name, label) in enumerate(series):
             values = [table[k][name]["gstencils"] if name in table[k] else 0 for k in keys]
-            ax.bar([x + (i - 1.5) * width for x in range(len(keys))], values, width, label=label)
+            ax.bar([x + (i - 2) * width for x in range(len(keys))], values, width, label=label)
         roof = [next(iter(table[k].values()))["roofline_gstencils"] for k in keys]
         ax.plot(range(len(keys)), roof, "k_", markersize=28, mew=2, label="copy roofline (single step)")
         ax.set_xticks(range(len(keys)))
@@ -140,7 +153,7 @@ def plot_rates(table, order, path):
 def plot_model(rows, path):
     rows = [r for r in ok(rows) if r["executor"] != "cudnn" and r.get("predicted_step_seconds", 0) > 0]
     fig, ax = plt.subplots(figsize=(6, 6))
-    for ex, marker in (("sparse", "o"), ("generic", "s"), ("generic-tb", "^")):
+    for ex, marker in (("sparse", "o"), ("generic", "s"), ("generic-tb", "^"), ("dense", "D")):
         sub = [r for r in rows if r["executor"] == ex]
         ax.scatter([r["step_seconds"] * 1e6 for r in sub], [r["predicted_step_seconds"] * 1e6 for r in sub], s=10,
                    marker=marker, label=ex, alpha=0.6)
@@ -163,7 +176,7 @@ def plot_model(rows, path):
 
 def plot_sweep(report, path):
     """Which executor is fastest per (shape, radius, fusion depth), and where the model disagrees."""
-    choices = [c for c in report["choices"] if c["group"] == "sweep"]
+    choices = [c for c in report["choices"] if c["group"] == "sweep" and c["storage"] == "f16"]
     if not choices:
         return False
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
@@ -172,7 +185,7 @@ def plot_sweep(report, path):
         for c in sub:
             r = int(c["kernel"].split("r=")[1])
             t = c["steps"]
-            colour = {"cuda_sptc": "tab:orange", "generic-tb": "tab:green"}.get(c["fastest"], "tab:blue")
+            colour = {"cuda_sptc": "tab:orange", "generic-tb": "tab:green", "dense": "tab:red"}.get(c["fastest"], "tab:blue")
             ax.add_patch(plt.Rectangle((r - 0.5, t - 0.5), 1, 1, color=colour, alpha=0.8))
             generic = min(v for k, v in c["measured"].items() if k.startswith("generic"))
             speed = generic / c["measured"]["cuda_sptc"] if "cuda_sptc" in c["measured"] else 0
@@ -183,7 +196,7 @@ def plot_sweep(report, path):
         ax.set_ylim(0.5, 8.5)
         ax.set_xlabel("radius")
         ax.set_ylabel("fused steps t")
-        ax.set_title(f"{shape}: fastest orange sparse, blue generic, green generic temporal blocking; "
+        ax.set_title(f"{shape}: fastest orange sparse, red dense, blue generic, green generic temporal blocking; "
                      "text: sparse over the better generic; x: model picked another")
         ax.title.set_fontsize(8)
     fig.tight_layout()
@@ -192,13 +205,27 @@ def plot_sweep(report, path):
     return True
 
 
+def merged(reports):
+    """One report of several runs' (parts of the suite on one device, one after another)."""
+    devices = {r["device"] for r in reports}
+    if len(devices) > 1:
+        sys.exit(f"suite_report: the runs are from different devices: {', '.join(sorted(devices))}")
+    report = dict(reports[0])
+    for key in ("copies", "rows", "choices", "workloads"):
+        report[key] = [item for r in reports for item in r[key]]
+    report["seconds"] = sum(r["seconds"] for r in reports)
+    report["stopped_early"] = "; ".join(r["stopped_early"] for r in reports if r["stopped_early"])
+    report["date"] = ", ".join(sorted({r["date"] for r in reports}))
+    return report
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("json")
+    parser.add_argument("json", nargs="+")
     parser.add_argument("--out", default=".")
     parser.add_argument("--peers", help="peer figures (JSON list: peer, commit, kernel, extents, storage, steps, gstencils)")
     args = parser.parse_args()
-    report = json.load(open(args.json))
+    report = merged([json.load(open(path)) for path in args.json])
     peers = json.load(open(args.peers))["figures"] if args.peers else []
     os.makedirs(args.out, exist_ok=True)
     rows = report["rows"]
@@ -207,9 +234,9 @@ def main():
           f"cuDNN {report['cudnn']}; planner device `{report['planner_device']}`; {len(rows)} measurements in "
           f"{report['seconds']:.0f} s{'; stopped early: ' + report['stopped_early'] if report['stopped_early'] else ''}.",
           "GStencil/s per original step (a fused launch counts its t steps); in brackets the % of the "
-          "single-step roofline from the device-to-device copy measured in the same run. The generic executor "
-          "runs fused depths as t single steps (column generic) or as one temporal-blocking launch (generic "
-          "temporal blocking); cuDNN as t single steps.", "", "## Standard kernels", ""] + std_lines
+          "single-step roofline from the device-to-device copy measured in the same run. The sparse and dense "
+          "executors run fused depths as one launch of the fused stencil; the generic executor as t single steps "
+          "(column generic) or as one temporal-blocking launch (generic temporal blocking); cuDNN as t single steps.", "", "## Standard kernels", ""] + std_lines
     if order:
         plot_rates(table, order, os.path.join(args.out, "suite_rates.png"))
         md += ["", "![rates](suite_rates.png)"]
@@ -225,8 +252,8 @@ def main():
     refused = [r for r in rows if r["status"] == "refused"]
     md += ["", "## Failures", ""] + ([f"- {r['kernel']} {r['extents']} {r['storage']} t={r['steps']} {r['executor']}: "
                                         f"{r['status']} {r.get('detail', '')}" for r in bad] or ["none"])
-    md += ["", f"{len(refused)} cases the planner cannot run on the sparse executor (fused radius too large, "
-           "patch too dense): listed in the JSON with the planner's reason."]
+    md += ["", f"{len(refused)} cases the planner cannot run on a matrix-core executor (fused radius too large, "
+           "patch too dense, block past shared memory): listed in the JSON with the planner's reason."]
     with open(os.path.join(args.out, "suite.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md[: 8 + len(std_lines)]))

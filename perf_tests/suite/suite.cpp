@@ -1,18 +1,19 @@
 // The benchmark suite (docs/BENCHMARKS.md): every executor SparStencil has, and cuDNN,
 // on the standard kernels, the catalogue and a star/box sweep, in one run.
 //   sparstencil_bench_suite [--sizes paper|small] [--groups standard,catalogue,sweep]
-//                           [--filter TEXT] [--json FILE] [--time-limit S] ...
+//                           [--filter TEXT[,TEXT...]] [--json FILE] [--time-limit S] ...
 // Per case: median of --repeats timed runs (CUDA events) after --warmup, inputs random
 // and rotating so the L2 cache holds none of them; GStencil/s per original step; the
 // device-to-device copy measured in the same run on the same grid and the % of its
 // single-step roofline; the accuracy on a window against the double reference (relative
 // L2 error and the worst error over the documented bound); the model's prediction.
-// Fused steps run on the sparse executor as one launch (a fused plan) and on the generic
-// executor as one launch by temporal blocking (executor "generic-tb"); its unfused steps
-// and cuDNN run t single steps, so their per-step time is the single step's.
+// Fused steps run on the sparse and dense executors as one launch (a fused plan) and on
+// the generic executor as one launch by temporal blocking (executor "generic-tb"); its
+// unfused steps and cuDNN run t single steps, so their per-step time is the single step's.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,6 +33,11 @@
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_SparseExecutor.hpp"
 #endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_DENSE_CUDA)
+#define SUITE_HAS_DENSE 1
+#include "SparStencil_DenseExecutor.hpp"
+#include "SparStencil_DenseModel.hpp"
+#endif
 #if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_SUITE_HAS_CUDNN)
 #define SUITE_HAS_CUDNN 1
 #include "cudnn_baseline.hpp"
@@ -46,7 +52,8 @@ using json = nlohmann::json;
 struct Settings {
   bool paper_sizes = !std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
   std::vector<std::string> groups{"standard", "catalogue", "sweep"};
-  std::string filter, json_path, catalogue_path;  // empty: reference_catalogue_path()
+  std::vector<std::string> filters;               ///< kernels whose name contains one of these; all if empty
+  std::string json_path, catalogue_path;          // empty: reference_catalogue_path()
   std::vector<int> steps{1, 2, 3, 4, 7}, catalogue_steps{1, 3};
   int warmup = 5, repeats = 21, sweep_max_radius = 7, sweep_max_steps = 8;
   double time_limit = 540;
@@ -309,7 +316,7 @@ class Suite {
     GridSet& g = grids(item);
     copy_bandwidth(g);
     std::optional<double> generic_step;
-    std::map<int, double> sparse_steps, blocked_steps;
+    std::map<int, double> sparse_steps, blocked_steps, dense_steps;
     if (item.storage != Storage::bf16) {
       generic_step = run_generic(item, g, stencil, 1);
       // Temporal blocking (slow as it stands, docs/GENERIC.md): every depth in the sweep,
@@ -326,10 +333,30 @@ class Suite {
 #endif
 #if defined(SUITE_HAS_SPARSE)
     for (int t : item.steps) {
-      if (auto s = run_sparse(item, g, stencil, t)) sparse_steps[t] = *s;
+      const Precision p = precision_of(item.storage, true);
+      if (auto s = run_matrix<D, cuda_sptc::SparseExecutor>(item, g, "sparse", "cuda_sptc", p, t,
+                                                            cuda_sptc::step_error_bound)) {
+        sparse_steps[t] = *s;
+      }
     }
 #endif
-    record_choices(item, generic_step, blocked_steps, sparse_steps);
+#if defined(SUITE_HAS_DENSE)
+    // Dense operands: f16, bf16 and f64 (float grids have no dense form).
+    for (int t : item.steps) {
+      if (item.storage == Storage::f32) break;
+      const Precision p = precision_of(item.storage, false);
+      if (auto s = run_matrix<D, dense::DenseExecutor>(item, g, "dense", "dense", p, t, dense::step_error_bound)) {
+        dense_steps[t] = *s;
+      }
+    }
+#endif
+    // The planner's choice is measured too where the depths above left it out.
+    for (int t : item.steps) {
+      if (t > 1 && scored(item) && !blocked_steps.count(t) && choice(item, t).executor == "generic-tb") {
+        if (auto s = run_generic(item, g, stencil, t)) blocked_steps[t] = *s;
+      }
+    }
+    record_choices(item, generic_step, blocked_steps, sparse_steps, dense_steps);
   }
 
   /// The generic executor: one step (t = 1) or t steps in one launch by temporal blocking.
@@ -437,26 +464,28 @@ class Suite {
   }
 #endif
 
-#if defined(SUITE_HAS_SPARSE)
-  template <int D>
-  std::optional<double> run_sparse(const Item& item, const GridSet& g, const Stencil<D>& stencil, int t) {
-    const Precision p = precision_of(item.storage, true);
-    json& row         = add_row(item, "sparse", p, t);
+#if defined(SUITE_HAS_SPARSE) || defined(SUITE_HAS_DENSE)
+  /// A matrix-core executor (sparse or dense tensor cores) on the plan its backend makes
+  /// for the item at depth t: one launch from in(i) to out(i). Returns seconds per step.
+  template <int D, class Executor>
+  std::optional<double> run_matrix(const Item& item, const GridSet& g, const char* executor_name, const char* backend,
+                                   Precision p, int t, ErrorBound (*step_bound)(Precision, std::size_t)) {
+    json& row = add_row(item, executor_name, p, t);
     Plan plan;
     try {
       PlanRequest r = request(item, p, t);
-      r.backends = {"cuda_sptc"};
+      r.backends = {backend};
       plan          = make_plan(r);
     } catch (const std::exception& e) {
-      fail_row(row, "refused", e.what());  // the planner cannot make a sparse plan: expected for some
+      fail_row(row, "refused", e.what());  // the planner cannot make such a plan: expected for some
       return std::nullopt;
     }
     try {
-      const cuda_sptc::SparseExecutor executor(plan);
+      const Executor executor(plan);
       const cudaStream_t stream = Kokkos::DefaultExecutionSpace().cuda_stream();
       executor.apply(g.in(0), g.out(0), stream);
       Kokkos::fence();
-      const cuda_sptc::ErrorBound bound  = cuda_sptc::step_error_bound(p, as<D>(plan.stencil).terms().size());
+      const ErrorBound bound  = step_bound(p, as<D>(plan.stencil).terms().size());
       const Accuracy accuracy = check(as<D>(plan.stencil), g, g.in(0), g.out(0), true, bound.factor, bound.floor);
       const double s = median_seconds(m_settings.warmup, m_settings.repeats,
                                       [&](int i) { executor.apply(g.in(i), g.out(i), stream); });
@@ -470,15 +499,35 @@ class Suite {
   }
 #endif
 
-  /// The planner's automatic choice against the measured executors, where there is one:
-  /// f16 grids (sparse tensor cores or the generic executor). float grids stay on the
-  /// generic executor unless tf32 is asked for; double and bf16 grids have one executor.
-  /// For every depth t: the generic executor's two forms (t single steps, "generic"; one
-  /// launch by temporal blocking, "generic-tb") and the sparse executor are candidates; the
-  /// planner's choice names one of them.
+  /// The planner's automatic choice against the measured executors, on the grids where it
+  /// has one to make: f16 (generic, sparse and dense tensor cores) and f64 (generic, dense).
+  /// float grids stay on the generic executor unless tf32 is asked for; bf16 grids are not
+  /// scored, as the suite does not run the generic executor on them. For every depth t the
+  /// generic executor's two forms (t single steps, "generic"; one launch by temporal
+  /// blocking, "generic-tb") and the matrix-core executors are candidates; the planner's
+  /// choice names one of them.
+  static bool scored(const Item& item) { return item.storage == Storage::f16 || item.storage == Storage::f64; }
+
+  /// The planner's automatic choice at depth t, named as the suite's rows name executors.
+  struct Choice {
+    std::string executor = "generic", note;
+  };
+  Choice choice(const Item& item, int t) const {
+    Choice c;
+    try {
+      const Plan plan = make_plan(request(item, precision_of(item.storage, false), t));
+      c.executor      = plan.backend != "generic"          ? plan.backend
+                        : plan.predicted.temporal_blocking ? "generic-tb"
+                                                           : "generic";
+    } catch (const std::exception& e) {
+      c.note = e.what();
+    }
+    return c;
+  }
+
   void record_choices(const Item& item, std::optional<double> generic_step, const std::map<int, double>& blocked,
-                      const std::map<int, double>& sparse) {
-    if (item.storage != Storage::f16) return;
+                      const std::map<int, double>& sparse, const std::map<int, double>& dense) {
+    if (!scored(item)) return;
     for (int t : item.steps) {
       json c = {{"group", item.group}, {"kernel", name(item.stencil)}, {"extents", extents_text(item.extents)},
                 {"storage", to_string(item.storage)}, {"steps", t}};
@@ -486,16 +535,11 @@ class Suite {
       if (generic_step) measured["generic"] = *generic_step;
       if (blocked.count(t)) measured["generic-tb"] = blocked.at(t);
       if (sparse.count(t)) measured["cuda_sptc"] = sparse.at(t);
+      if (dense.count(t)) measured["dense"] = dense.at(t);
       if (measured.empty()) continue;
-      std::string chosen = "generic";
-      try {
-        const Plan plan = make_plan(request(item, Precision::f16, t));
-        chosen = plan.backend == "cuda_sptc" ? "cuda_sptc"
-                 : plan.predicted.temporal_blocking       ? "generic-tb"
-                                                          : "generic";
-      } catch (const std::exception& e) {
-        c["note"] = e.what();
-      }
+      const Choice planned = choice(item, t);
+      const std::string& chosen = planned.executor;
+      if (!planned.note.empty()) c["note"] = planned.note;
       const auto fastest = std::min_element(measured.begin(), measured.end(),
                                             [](const auto& a, const auto& b) { return a.second < b.second; });
       c["chosen"]          = chosen;
@@ -527,7 +571,9 @@ std::vector<Item> make_items(const Settings& s) {
   storages.push_back(Storage::f64);
   auto wanted = [&](const std::string& group, const AnyStencil& st) {
     return std::find(s.groups.begin(), s.groups.end(), group) != s.groups.end() &&
-           (s.filter.empty() || name(st).find(s.filter) != std::string::npos);
+           (s.filters.empty() || std::any_of(s.filters.begin(), s.filters.end(), [&](const std::string& f) {
+              return name(st).find(f) != std::string::npos;
+            }));
   };
   auto grid = [&](int dims) { return problem_extents(dims, s.paper_sizes); };
   std::vector<Item> items;
@@ -587,10 +633,11 @@ std::vector<int> parse_list(const std::string& text) {
 /// The summary: per standard kernel and format, single step and best fused.
 void print_summary(const json& report) {
   std::printf("\n== summary (GStencil/s per original step, %% of the same-run copy roofline)\n");
-  std::printf("%-26s %-4s %14s %14s %14s %14s %15s %9s\n", "kernel", "fmt", "generic", "cudnn", "sparse t=1",
-              "sparse best", "generic-tb best", "vs cudnn");
+  std::printf("%-26s %-4s %14s %14s %14s %14s %15s %14s %9s\n", "kernel", "fmt", "generic", "cudnn", "sparse t=1",
+              "sparse best", "generic-tb best", "dense t=1", "vs cudnn");
   struct Entry {
-    const json *generic = nullptr, *cudnn = nullptr, *sparse1 = nullptr, *fused = nullptr, *blocked = nullptr;
+    const json *generic = nullptr, *cudnn = nullptr, *sparse1 = nullptr, *fused = nullptr, *blocked = nullptr,
+               *dense1 = nullptr;
   };
   std::map<std::string, Entry> table;
   std::vector<std::string> order;
@@ -606,6 +653,7 @@ void print_summary(const json& report) {
     if (r["executor"] == "sparse" && r["steps"] == 1) e.sparse1 = &r;
     if (r["executor"] == "sparse" && rate(&r) > rate(e.fused)) e.fused = &r;
     if (r["executor"] == "generic-tb" && rate(&r) > rate(e.blocked)) e.blocked = &r;
+    if (r["executor"] == "dense" && r["steps"] == 1) e.dense1 = &r;
   }
   auto cell = [](const json* r) {
     if (!r) return std::string("-");
@@ -619,15 +667,15 @@ void print_summary(const json& report) {
     char ratio[16] = "-", fused[40] = "-", blocked[40] = "-";
     // Ours at one step in the same precision: tf32 (the sparse executor on f32 grids) is not f32.
     const bool f32 = key.substr(key.find('|') + 1) == "f32";
-    const double single = std::max(rate(e.generic), f32 ? 0.0 : rate(e.sparse1));
+    const double single = std::max({rate(e.generic), f32 ? 0.0 : rate(e.sparse1), rate(e.dense1)});
     if (e.cudnn && single > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", single / rate(e.cudnn));
     if (e.fused) std::snprintf(fused, sizeof fused, "%.0f (t=%d)", rate(e.fused), (*e.fused)["steps"].get<int>());
     if (e.blocked) {
       std::snprintf(blocked, sizeof blocked, "%.0f (t=%d)", rate(e.blocked), (*e.blocked)["steps"].get<int>());
     }
-    std::printf("%-26s %-4s %14s %14s %14s %14s %15s %9s\n", key.substr(0, key.find('|')).c_str(),
+    std::printf("%-26s %-4s %14s %14s %14s %14s %15s %14s %9s\n", key.substr(0, key.find('|')).c_str(),
                 key.substr(key.find('|') + 1).c_str(), cell(e.generic).c_str(), cell(e.cudnn).c_str(),
-                cell(e.sparse1).c_str(), fused, blocked, ratio);
+                cell(e.sparse1).c_str(), fused, blocked, cell(e.dense1).c_str(), ratio);
   }
   // The cost model: median |predicted - measured| / measured; the automatic choice.
   std::vector<double> errors;
@@ -636,17 +684,27 @@ void print_summary(const json& report) {
       errors.push_back(std::abs(r["predicted_step_seconds"].get<double>() / r["step_seconds"].get<double>() - 1));
     }
   }
-  int choices = 0, within = 0;
+  // Scored by format, and over the cases where the dense executor was measured.
+  std::map<std::string, std::pair<int, int>> scores;  // label -> (within 10%, cases)
   for (const json& c : report["choices"]) {
-    ++choices;
-    within += c["within_10"].get<bool>();
+    const bool within = c["within_10"].get<bool>();
+    for (const std::string& label : {c["storage"].get<std::string>() + " grids", std::string("all")}) {
+      scores[label].first += within;
+      ++scores[label].second;
+    }
+    if (c["measured"].contains("dense")) {
+      scores["with dense measured"].first += within;
+      ++scores["with dense measured"].second;
+    }
   }
   if (!errors.empty()) {
     std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
     std::printf("cost model: median error %.1f%% over %zu measured cases\n", 100 * errors[errors.size() / 2], errors.size());
   }
-  std::printf("automatic choice (f16 grids: sparse or generic) within 10%% of the fastest: %d of %d cases\n", within,
-              choices);
+  for (const auto& [label, score] : scores) {
+    std::printf("automatic choice within 10%% of the fastest measured, %s: %d of %d cases\n", label.c_str(),
+                score.first, score.second);
+  }
 }
 
 }  // namespace
@@ -660,7 +718,8 @@ int main(int argc, char* argv[]) {
   app.add_option("--sizes", sizes, "paper (1-D 10,240,000; 2-D 10240^2; 3-D 512^3 and 1024^3) or small")
       ->check(CLI::IsMember({"paper", "small"}));
   app.add_option("--groups", groups, "comma-separated: standard, catalogue, sweep");
-  app.add_option("--filter", s.filter, "only kernels whose name contains this text");
+  app.add_option("--filter", s.filters, "only kernels whose name contains one of these texts (comma-separated)")
+      ->delimiter(',');
   app.add_option("--steps", steps, "fusion depths of the standard kernels");
   app.add_option("--catalogue-steps", catalogue_steps, "fusion depths of the catalogue stencils");
   app.add_option("--catalogue", s.catalogue_path, "stencil catalogue (JSON; default: the reference catalogue)");
@@ -704,6 +763,9 @@ int main(int argc, char* argv[]) {
   suite.describe_device(device_name, cudnn);
 #if !defined(SUITE_HAS_SPARSE)
   std::printf("sparse executor: not in this build (needs Kokkos with CUDA); generic executor only\n");
+#endif
+#if !defined(SUITE_HAS_DENSE)
+  std::printf("dense executor: not in this build (needs Kokkos with CUDA)\n");
 #endif
 #if !defined(SUITE_HAS_CUDNN)
   std::printf("cuDNN baseline: not in this build (needs Kokkos with CUDA and cuDNN)\n");

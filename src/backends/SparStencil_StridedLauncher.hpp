@@ -2,9 +2,10 @@
 /// A Launcher (SparStencil_KokkosBackend.hpp) for the raw-API CUDA executors (cuda_sptc,
 /// dense): the executor built once from the plan, each launch handing it the Views'
 /// pointers and strides in the plan's axis order (LayoutLeft reversed) and the space's
-/// CUDA stream.
+/// CUDA stream. RawExecutorTrait: the members those executors' Kokkos traits share.
 #include <Kokkos_Core.hpp>
 
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -33,6 +34,24 @@ class StridedLauncher final : public Launcher<ExecSpace, InView, OutView> {
 
  private:
   Executor m_executor;
+};
+
+/// What the Kokkos traits of the raw-API executors have in common: a plan runs its fused
+/// steps in one launch, through a StridedLauncher of `Executor`.
+template <class Executor>
+struct RawExecutorTrait {
+  template <int D, class ExecSpace, class InView, class OutView>
+  static int steps_per_launch(const ExecSpace&, const Plan& plan, const Stencil<D>&, const InView&, const OutView&,
+                              const Options&, bool) {
+    return plan.fused_steps;
+  }
+
+  template <class ExecSpace, class InView, class OutView, int D>
+  static std::unique_ptr<Launcher<ExecSpace, InView, OutView>> launcher(const ExecSpace&, const Plan& plan,
+                                                                        const Stencil<D>&, const InView&,
+                                                                        const OutView&, const Options&) {
+    return std::make_unique<StridedLauncher<D, Executor, ExecSpace, InView, OutView>>(plan);
+  }
 };
 
 }  // namespace sparstencil::impl

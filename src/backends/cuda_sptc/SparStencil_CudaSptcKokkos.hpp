@@ -30,7 +30,7 @@ namespace sparstencil::cuda_sptc {
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
 
-struct KokkosBackend {
+struct KokkosBackend : sparstencil::impl::RawExecutorTrait<SparseExecutor> {
   static constexpr std::string_view name = "cuda_sptc";
   static constexpr std::string_view requirement =
       "it takes Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t (f16), or float (tf32) where named";
@@ -59,19 +59,6 @@ struct KokkosBackend {
     if (has_sparse_tensor_cores(info)) return std::nullopt;
     return "device " + info.name + " (compute capability " + std::to_string(info.major) + "." +
            std::to_string(info.minor) + ") has no sparse tensor cores: 8.0 or newer is needed";
-  }
-
-  template <int D, class ExecSpace, class InView, class OutView>
-  static int steps_per_launch(const ExecSpace&, const Plan& plan, const Stencil<D>&, const InView&, const OutView&,
-                              const Options&, bool) {
-    return plan.fused_steps;
-  }
-
-  template <class ExecSpace, class InView, class OutView, int D>
-  static std::unique_ptr<Launcher<ExecSpace, InView, OutView>> launcher(const ExecSpace&, const Plan& plan,
-                                                                        const Stencil<D>&, const InView&,
-                                                                        const OutView&, const Options&) {
-    return std::make_unique<sparstencil::impl::StridedLauncher<D, SparseExecutor, ExecSpace, InView, OutView>>(plan);
   }
 };
 

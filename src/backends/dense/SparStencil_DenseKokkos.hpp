@@ -26,7 +26,7 @@ namespace sparstencil::dense {
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_DENSE_CUDA)
 
-struct KokkosBackend {
+struct KokkosBackend : sparstencil::impl::RawExecutorTrait<DenseExecutor> {
   static constexpr std::string_view name = "dense";
   static constexpr std::string_view requirement =
       "it takes Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t (f16) or double (f64)";
@@ -56,19 +56,6 @@ struct KokkosBackend {
     if (props.major >= 8) return std::nullopt;
     return "device " + std::string(props.name) + " (compute capability " + std::to_string(props.major) + "." +
            std::to_string(props.minor) + ") has no mma.sync of the dense kernel: 8.0 or newer is needed";
-  }
-
-  template <int D, class ExecSpace, class InView, class OutView>
-  static int steps_per_launch(const ExecSpace&, const Plan& plan, const Stencil<D>&, const InView&, const OutView&,
-                              const Options&, bool) {
-    return plan.fused_steps;
-  }
-
-  template <class ExecSpace, class InView, class OutView, int D>
-  static std::unique_ptr<Launcher<ExecSpace, InView, OutView>> launcher(const ExecSpace&, const Plan& plan,
-                                                                        const Stencil<D>&, const InView&,
-                                                                        const OutView&, const Options&) {
-    return std::make_unique<sparstencil::impl::StridedLauncher<D, DenseExecutor, ExecSpace, InView, OutView>>(plan);
   }
 };
 

@@ -33,11 +33,24 @@ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 /// its loads of A and B, the copy, staging and stores around it. It falls as a unit
 /// multiplies more groups by each A fragment (batch). Fitted on the H100 (perf_tests/
 /// RESULTS.md, the dense row-run kernel: 15 x 15 box f16 batch 8, f64 batches 2 and 4,
-/// within 1%; the 7 x 7 x 7 box f64, batch 2, runs 27% slower than this predicts).
-double unit_overhead(Precision p, int batch) { return p == Precision::f64 ? 0.5 + 4.1 / batch : 2.6 + 2.1 / batch; }
-/// The share of the copy bandwidth a block's image and outputs move at (16-byte copies;
-/// the same fit: the 3 x 3 box f16 and the 7 x 7 box f64, within 2%).
-constexpr double copy_efficiency = 0.6;
+/// within 1%). 3-D blocks issue-bind (copy_efficiency): their units take longer, fitted on
+/// the suite's compute-bound 3-D boxes (radius 3 and 4, 2026-11-25).
+double unit_overhead(Precision p, int batch, int dims) {
+  const bool wide   = p == Precision::f64;
+  const double unit = wide ? 0.5 + 4.1 / batch : 2.6 + 2.1 / batch;
+  return dims == 3 ? unit * (wide ? 1.35 : 2.0) : unit;
+}
+/// The share of the copy bandwidth a block's image and outputs move at: 2-D fitted on the
+/// 3 x 3 box f16 and the 7 x 7 box f64 (within 2%), 1-D and 3-D on the benchmark suite's
+/// single steps (perf_tests/RESULTS.md, 2026-11-25). 1-D rows are long, contiguous copies;
+/// 3-D blocks issue-bind (the copy and staging of their many short image rows run with a
+/// third of each warp's lanes active: Nsight Compute, Heat-3D f16), f16 more than f64.
+double copy_efficiency(int dims, Precision p) {
+  const bool wide = p == Precision::f64;
+  if (dims == 1) return wide ? 0.77 : 0.55;
+  if (dims == 3) return wide ? 0.45 : 0.23;
+  return 0.6;
+}
 
 /// Tiles a block holds at most: one unit a wave (block_threads / 32 NVIDIA warps of 8
 /// tiles a group, or block_threads / 64 AMD waves of 16: 64 tiles a group a wave either way).
@@ -67,9 +80,9 @@ Prediction predict_dense(const Plan& p) {
   const double rate       = p.precision == Precision::f64 ? d.dense_f64_flops : d.dense_f16_flops;
   const double bytes      = storage_bytes(p.precision);
   Prediction pr;
-  pr.compute_seconds   = flops / rate * unit_overhead(p.precision, batch) * waves / busy;
+  pr.compute_seconds   = flops / rate * unit_overhead(p.precision, batch, p.dims()) * waves / busy;
   const double touched = (static_cast<double>(blocks) * image_points + static_cast<double>(points)) * bytes;
-  pr.memory_seconds    = touched / (copy_efficiency * d.memory_bytes_per_s);
+  pr.memory_seconds    = touched / (copy_efficiency(p.dims(), p.precision) * d.memory_bytes_per_s);
   // Shared memory: the image written and the results staged once, B' read per unit.
   pr.shared_seconds = (2 * touched + units * p.mma.k * p.mma.n * bytes) / d.shared_bytes_per_s;
   finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
