@@ -196,8 +196,8 @@ def plot_sweep(report, path):
         ax.set_ylim(0.5, 8.5)
         ax.set_xlabel("radius")
         ax.set_ylabel("fused steps t")
-        ax.set_title(f"{shape}: fastest orange sparse, red dense, blue generic, green generic temporal blocking; "
-                     "text: sparse over the better generic; x: model picked another")
+        ax.set_title(f"{shape}: fastest orange sparse, red dense, blue generic, green generic temporal\n"
+                     "blocking; text: sparse over the better generic; x: the model picked another")
         ax.title.set_fontsize(8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
