@@ -61,6 +61,14 @@ TEST(Domain, ExchangeModelAndOverlap) {
   const ExchangeEstimate e = exchange_estimate(1000000, 4, link);
   EXPECT_NEAR(e.seconds, 4 * 2e-6 + 1e6 / 10e9 + 2 * 1e6 / 20e9, 1e-12);
   EXPECT_EQ(exchange_estimate(0, 0, link).seconds, 0.0);
+  // A quarter of the bytes copied device to device to a GPU of the host: no staging, the
+  // peer link's rate.
+  link.peer_GBps          = 250;
+  const ExchangeEstimate p = exchange_estimate(1000000, 4, link, 250000, 1);
+  EXPECT_NEAR(p.seconds, 4 * 2e-6 + 7.5e5 / 10e9 + 2 * 7.5e5 / 20e9 + 2.5e5 / 250e9, 1e-12);
+  EXPECT_EQ(p.peer_messages, 1);
+  EXPECT_THROW(exchange_estimate(1000, 1, link, 2000, 1), std::runtime_error);  // more peer bytes than bytes
+  EXPECT_THROW(exchange_estimate(1000, 1, link, 500, 2), std::runtime_error);   // more peer messages than messages
   // Hidden: the interior (900 us of 1 ms) outlasts the exchange (208 us).
   const DistributedPrediction hidden = predict_distributed(1e-3, 0.9, e, true);
   EXPECT_DOUBLE_EQ(hidden.hidden_fraction, 1.0);

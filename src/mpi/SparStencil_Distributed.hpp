@@ -28,6 +28,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -149,6 +150,12 @@ inline int element_count(const char* function, long count) {
   return static_cast<int>(count);
 }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+inline void check_cuda(cudaError_t status, const char* call) {
+  if (status != cudaSuccess) fail("DistributedPlan", call, " failed: ", cudaGetErrorString(status));
+}
+#endif
+
 /// The duration of work launched on an execution space, for timelines: CUDA events on
 /// CUDA (launches return at once), the host's clock elsewhere (they return when done).
 template <class ExecSpace>
@@ -196,9 +203,7 @@ class LaunchTimer {
 
  private:
 #if defined(KOKKOS_ENABLE_CUDA)
-  static void check(cudaError_t status, const char* call) {
-    if (status != cudaSuccess) fail("DistributedPlan", call, " failed: ", cudaGetErrorString(status));
-  }
+  static constexpr auto check = check_cuda;
   cudaEvent_t m_begin = nullptr, m_end = nullptr;
 #endif
   double m_seconds = 0;
@@ -231,12 +236,118 @@ class PriorityStream {
   }
 
  private:
-  static void check(cudaError_t status, const char* call) {
-    if (status != cudaSuccess) fail("DistributedPlan", call, " failed: ", cudaGetErrorString(status));
-  }
+  static constexpr auto check = check_cuda;
   cudaStream_t m_stream = nullptr;
 #endif
 };
+
+/// Where each rank of a communicator runs: its host (ranks that share memory) and its GPU
+/// (the device's PCI bus id on that host), numbered from 0 in rank order; GPU -1 for ranks
+/// on host memory. Collective.
+struct Placement {
+  std::vector<int> host, gpu;  ///< by rank
+  int hosts = 0, gpus = 0;
+
+  static Placement of(MPI_Comm comm, int device) {
+    const char* function = "DistributedPlan";
+    int rank = 0, size = 0;
+    check_mpi(MPI_Comm_rank(comm, &rank), function, "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(comm, &size), function, "MPI_Comm_size");
+    MPI_Comm node = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node), function,
+              "MPI_Comm_split_type");
+    int leader = rank;  // a host is named by its lowest rank
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node), function, "MPI_Allreduce");
+    check_mpi(MPI_Comm_free(&node), function, "MPI_Comm_free");
+    constexpr int id_length = 32;  // cudaDeviceGetPCIBusId's "dddd:bb:dd.f" and room to spare
+    std::array<char, id_length> id{};
+    if (device >= 0) {  // where the bus id is unknown, the device's number (no rank may throw alone here)
+      const std::string number = "device " + std::to_string(device);
+      std::copy(number.begin(), number.end(), id.begin());
+#if defined(KOKKOS_ENABLE_CUDA)
+      if (cudaDeviceGetPCIBusId(id.data(), id_length - 1, device) != cudaSuccess) cudaGetLastError();
+#endif
+    }
+    std::vector<int> leaders(static_cast<std::size_t>(size));
+    std::vector<char> ids(static_cast<std::size_t>(size) * id_length);
+    check_mpi(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm), function, "MPI_Allgather");
+    check_mpi(MPI_Allgather(id.data(), id_length, MPI_CHAR, ids.data(), id_length, MPI_CHAR, comm), function,
+              "MPI_Allgather");
+    Placement p;
+    std::map<int, int> hosts;
+    std::map<std::pair<int, std::string>, int> gpus;
+    for (int r = 0; r < size; ++r) {
+      const int h = hosts.emplace(leaders[r], static_cast<int>(hosts.size())).first->second;
+      const std::string bus(&ids[static_cast<std::size_t>(r) * id_length]);
+      p.host.push_back(h);
+      p.gpu.push_back(bus.empty() ? -1 : gpus.emplace(std::make_pair(h, bus), static_cast<int>(gpus.size())).first->second);
+    }
+    p.hosts = static_cast<int>(hosts.size());
+    p.gpus  = static_cast<int>(gpus.size());
+    return p;
+  }
+
+  /// One line for explain(): ranks, hosts, GPUs and how many ranks share one.
+  std::string describe() const {
+    const int ranks = static_cast<int>(host.size());
+    std::string text = "Placement: " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") + " on " +
+                       std::to_string(hosts) + (hosts == 1 ? " host" : " hosts");
+    if (gpus == 0) return text + ", host memory\n";
+    std::vector<int> per_gpu(static_cast<std::size_t>(gpus));
+    for (int g : gpu) ++per_gpu[static_cast<std::size_t>(g)];
+    const int most = *std::max_element(per_gpu.begin(), per_gpu.end());
+    text += ", " + std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs");
+    if (most == 1) return text + ", one rank a GPU\n";
+    return text + ", up to " + std::to_string(most) +
+           " ranks sharing a GPU (time-sliced unless NVIDIA's MPS runs them together; one GPU a rank: "
+           "Kokkos maps devices by local rank, docs/DISTRIBUTED.md)\n";
+  }
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+/// Device memory that processes on the same host can map (CUDA IPC): the buffer that
+/// ranks on other GPUs of the host copy their halos into.
+class IpcBuffer {
+ public:
+  IpcBuffer(std::size_t bytes, int device) {
+    int current = 0;
+    check_cuda(cudaGetDevice(&current), "cudaGetDevice");
+    check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    const cudaError_t status = cudaMalloc(&m_data, std::max<std::size_t>(bytes, 1));
+    check_cuda(cudaSetDevice(current), "cudaSetDevice");
+    check_cuda(status, "cudaMalloc");
+  }
+  IpcBuffer(const IpcBuffer&) = delete;
+  IpcBuffer& operator=(const IpcBuffer&) = delete;
+  ~IpcBuffer() { cudaFree(m_data); }
+  void* data() const { return m_data; }
+  /// The handle another process opens, or the error that stops it.
+  bool handle(cudaIpcMemHandle_t& h) const { return cudaIpcGetMemHandle(&h, m_data) == cudaSuccess; }
+
+ private:
+  void* m_data = nullptr;
+};
+
+/// A peer's IpcBuffer mapped into this process (peer access enabled as it is opened).
+class IpcMapping {
+ public:
+  explicit IpcMapping(const cudaIpcMemHandle_t& h) {
+    if (cudaIpcOpenMemHandle(&m_base, h, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+      m_base = nullptr;
+      cudaGetLastError();  // the failure is reported by base() being null, not left pending
+    }
+  }
+  IpcMapping(const IpcMapping&) = delete;
+  IpcMapping& operator=(const IpcMapping&) = delete;
+  ~IpcMapping() {
+    if (m_base) cudaIpcCloseMemHandle(m_base);
+  }
+  char* base() const { return static_cast<char*>(m_base); }
+
+ private:
+  void* m_base = nullptr;
+};
+#endif
 
 /// Boxes of a padded field copied to or from contiguous buffers (each box's points in
 /// LayoutRight order) in one launch: every message of an exchange packed, or unpacked,
@@ -458,22 +569,31 @@ class DistributedField {
 
   DistributedField(const Domain<D>& domain, int ghost_width, const std::string& label = "field")
       : m_domain(domain), m_ghost(ghost_width) {
+    std::array<long, D> padded{};
     impl::on_every_rank(domain.comm(), "DistributedField", [&] {
       if (ghost_width < 0) impl::fail("DistributedField", "ghost width ", ghost_width, " is negative");
+      // Along the contiguous axis the owned points start, and every line of the padded
+      // block starts, on a 16-byte boundary: the matrix-core executors' aligned paths.
+      const int contiguous = std::is_same_v<Layout, Kokkos::LayoutLeft> ? 0 : D - 1;
+      const long unit      = 16 % sizeof(T) == 0 ? static_cast<long>(16 / sizeof(T)) : 1;
+      const auto round_up  = [&](long x) { return (x + unit - 1) / unit * unit; };
+      for (int a = 0; a < D; ++a) {
+        m_extent[a] = domain.block(a).size;
+        m_origin[a] = a == contiguous ? round_up(ghost_width) : ghost_width;
+        padded[a]   = a == contiguous ? round_up(m_origin[a] + m_extent[a] + ghost_width) : m_extent[a] + 2L * ghost_width;
+        if (padded[a] > INT_MAX) {
+          impl::fail("DistributedField", "a padded block of ", padded[a], " points along axis ", a);
+        }
+      }
     });
     std::array<int, D> e{};
-    for (int a = 0; a < D; ++a) {
-      const long padded = domain.block(a).size + 2L * ghost_width;
-      if (padded > INT_MAX) impl::fail("DistributedField", "a padded block of ", padded, " points along axis ", a);
-      e[a] = static_cast<int>(padded);
-      m_extent[a] = domain.block(a).size;
-    }
+    for (int a = 0; a < D; ++a) e[a] = static_cast<int>(padded[a]);
     m_padded = make_view<padded_view>(label, e);
   }
 
   /// A new field shaped like `like` (same domain and ghost width); this rank alone.
   DistributedField(const DistributedField& like, const std::string& label)
-      : m_domain(like.m_domain), m_ghost(like.m_ghost), m_extent(like.m_extent) {
+      : m_domain(like.m_domain), m_ghost(like.m_ghost), m_extent(like.m_extent), m_origin(like.m_origin) {
     std::array<int, D> e{};
     for (int a = 0; a < D; ++a) e[a] = static_cast<int>(like.m_padded.extent(a));
     m_padded = make_view<padded_view>(label, e);
@@ -485,7 +605,10 @@ class DistributedField {
   int ghost_width() const { return m_ghost; }
   /// This rank's block extents (without ghosts).
   const std::array<long, D>& extent() const { return m_extent; }
+  /// The padded allocation: block coordinate 0 along axis a is its index origin()[a]
+  /// (the ghost width, more along the contiguous axis so that owned lines start aligned).
   const padded_view& padded() const { return m_padded; }
+  const std::array<long, D>& origin() const { return m_origin; }
   /// Points [lo, hi) of the block's coordinates (from -ghost_width to extent + ghost_width).
   box_view box(const std::array<long, D>& lo, const std::array<long, D>& hi) const {
     std::array<long, D> begin{}, size{};
@@ -494,7 +617,7 @@ class DistributedField {
         impl::fail("DistributedField::box", "box ", impl::tuple_string(lo), " to ", impl::tuple_string(hi),
                    " leaves the padded block (", -m_ghost, " to ", impl::tuple_string(m_extent), " + ", m_ghost, ")");
       }
-      begin[a] = lo[a] + m_ghost, size[a] = hi[a] - lo[a];
+      begin[a] = lo[a] + m_origin[a], size[a] = hi[a] - lo[a];
     }
     return impl::subbox<D>(m_padded, begin, size);
   }
@@ -504,7 +627,7 @@ class DistributedField {
  private:
   Domain<D> m_domain;
   int m_ghost = 0;
-  std::array<long, D> m_extent{};
+  std::array<long, D> m_extent{}, m_origin{};
   padded_view m_padded;
 };
 
@@ -516,12 +639,6 @@ auto padded_on_host(const Field& f) {
   auto mirror = Kokkos::create_mirror_view(f.padded());
   Kokkos::deep_copy(mirror, f.padded());
   return mirror;
-}
-template <int D>
-std::array<long, D> ghost_offsets(int ghost) {
-  std::array<long, D> g{};
-  g.fill(ghost);
-  return g;
 }
 }  // namespace impl
 
@@ -538,7 +655,7 @@ GridView<typename Field::value_type, Field::rank, Kokkos::LayoutRight, Kokkos::H
   std::vector<T> mine(static_cast<std::size_t>(std::accumulate(f.extent().begin(), f.extent().end(), 1L,
                                                                 std::multiplies<long>())));
   Kokkos::deep_copy(impl::packed<Kokkos::HostSpace, D>(mine.data(), f.extent()),
-                    impl::subbox<D>(impl::padded_on_host(f), impl::ghost_offsets<D>(f.ghost_width()), f.extent()));
+                    impl::subbox<D>(impl::padded_on_host(f), f.origin(), f.extent()));
   const int ranks         = domain.ranks();
   std::vector<int> counts(static_cast<std::size_t>(ranks)), offsets(static_cast<std::size_t>(ranks));
   long total = 0;
@@ -583,7 +700,7 @@ void scatter(const GlobalView& global, Field& f) {
   std::array<long, D> begin{}, size{};
   for (int a = 0; a < D; ++a) begin[a] = domain.block(a).begin, size[a] = domain.block(a).size;
   auto mirror = impl::padded_on_host(f);
-  Kokkos::deep_copy(impl::subbox<D>(mirror, impl::ghost_offsets<D>(f.ghost_width()), size),
+  Kokkos::deep_copy(impl::subbox<D>(mirror, f.origin(), size),
                     impl::subbox<D>(global, begin, size));
   Kokkos::deep_copy(f.padded(), mirror);
 }
@@ -594,6 +711,11 @@ struct DistributedOptions {
   bool overlap = true;   ///< compute the interior while the halo is in flight
   /// Keep a timeline of each launch (DistributedPlan::timeline()).
   bool record_timeline = false;
+  /// Where MPI cannot take device pointers: halos for a rank on another GPU of the same
+  /// host are copied device to device into its receive buffer (CUDA IPC, over NVLink
+  /// where the GPUs have it) instead of staged through host memory. Falls back to staging,
+  /// on every rank, where any rank cannot map a peer's buffer.
+  bool peer_copies = true;
 };
 
 /// One launch as it ran, in seconds from the launch's start: the exchange (packing to the
@@ -660,7 +782,20 @@ class DistributedPlan {
 #endif
     m_staged = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Field::memory_space>::accessible &&
                !impl::mpi_takes_cuda_pointers();
-    m_ghost = a.ghost_width();
+    m_ghost  = a.ghost_width();
+    m_origin = a.origin();
+    int device = -1;
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+      device = space.cuda_device();
+      // Peer copies where every rank stages its halos and asks for them.
+      int peers = m_staged && distributed.peer_copies ? 1 : 0;
+      impl::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &peers, 1, MPI_INT, MPI_MIN, m_domain.comm()), function,
+                      "MPI_Allreduce");
+      m_peer_copies = peers == 1;
+    }
+#endif
+    m_placement = impl::Placement::of(m_domain.comm(), device);
   }
 
   /// `steps` steps ping-ponging between a and b (StencilPlan::iterate's contract, fields
@@ -698,6 +833,7 @@ class DistributedPlan {
       s = &setup(depth, a, b);
       prepare(*s, a, b, launches);
     });
+    connect_peers(*s, a);
     m_timeline.clear();
     // The exchange's stream is not ordered after work the caller queued on the plan's
     // space (each launch ends with both fenced).
@@ -743,7 +879,8 @@ class DistributedPlan {
         predict_distributed(s.full->plan().predicted.seconds * depth,
                             s.inner ? static_cast<double>(inner_points) / static_cast<double>(points) : 0.0,
                             s.estimate, s.inner != nullptr);
-    return s.full->explain() + explain_distributed(ranks, global, block, halo, depth, m_distributed.link, s.estimate, p);
+    return s.full->explain() + m_placement.describe() +
+           explain_distributed(ranks, global, block, halo, depth, m_distributed.link, s.estimate, p);
   }
 
   /// The launches of the last iterate, where DistributedOptions::record_timeline is set.
@@ -757,6 +894,12 @@ class DistributedPlan {
     Coords lo{}, hi{};  ///< the box sent (owned points) or received into (ghosts)
     long offset = 0, count = 0;  ///< its place in the exchange's buffers
     bool self = false;           ///< to or from this rank (a periodic axis it spans alone)
+    /// Copied device to device (DistributedOptions::peer_copies): sends write `remote`,
+    /// the message's place in the receiving rank's buffer, mapped into this process.
+    bool peer_copy = false;
+    T* remote      = nullptr;
+    /// The order of messages in the buffers: through MPI, peer copies, then to this rank.
+    int kind() const { return self ? 2 : peer_copy ? 1 : 0; }
   };
   using Copies = impl::BoxCopies<typename Field::padded_view, D>;
   struct Band {
@@ -772,13 +915,20 @@ class DistributedPlan {
     std::unique_ptr<LocalPlan> full;   ///< the computed box in one launch
     std::unique_ptr<LocalPlan> inner;  ///< the block alone (null: no overlap)
     std::vector<Band> bands;
-    /// Every message packed into one buffer, copied to the host at once where staged;
-    /// the receives from other ranks first in theirs, so one copy brings them back. A
-    /// message to this rank is unpacked from the send buffer (no MPI, no staging).
+    /// Every message packed into one buffer, those through MPI first, so that one copy
+    /// takes them to the host where staged; the receives through MPI first in theirs, so
+    /// one copy brings them back, then the peer copies. A message to this rank is
+    /// unpacked from the send buffer (no MPI, no staging).
     std::vector<Message> sends, receives;
     Kokkos::View<T*, typename Field::memory_space> send_device, receive_device;
     Kokkos::View<T*, impl::StagingSpace> send_host, receive_host;
-    long remote_sent = 0, remote_received = 0;  ///< values sent to and received from other ranks
+    long remote_sent = 0, remote_received = 0;  ///< values sent to and received from other ranks through MPI
+    bool peer_copies = false;  ///< messages to ranks on other GPUs of this host are peer copies
+    bool peers_connected = false;  ///< connect_peers ran
+#if defined(KOKKOS_ENABLE_CUDA)
+    std::unique_ptr<impl::IpcBuffer> ipc_receive;  ///< receive_device's memory where peers copy into it
+    std::map<int, std::unique_ptr<impl::IpcMapping>> mapped;  ///< peers' receive buffers, by rank
+#endif
     Copies pack, unpack;       ///< their field set per launch
     std::unique_ptr<Field> scratch;  ///< the bands' output
     ExchangeEstimate estimate;
@@ -793,8 +943,11 @@ class DistributedPlan {
   Domain<D> m_domain;
   int m_deepest    = 1;
   int m_ghost      = 0;
+  std::array<long, D> m_origin{};  ///< the fields' padded index of block coordinate 0
   int m_last_depth = 0;
   bool m_staged    = false;
+  bool m_peer_copies = false;  ///< every rank stages and asks for peer copies (CUDA)
+  impl::Placement m_placement;
   std::map<int, std::unique_ptr<Setup>> m_setups;
   std::vector<LaunchTimeline> m_timeline;
   impl::LaunchTimer<ExecSpace> m_inner_timer;
@@ -832,6 +985,7 @@ class DistributedPlan {
     }
     s->full = std::make_unique<LocalPlan>(m_space, m_stencil, a.box(s->computed_lo, s->computed_hi),
                                           b.box(s->computed_lo, s->computed_hi), local_options());
+    s->peer_copies = m_peer_copies;
     make_messages(*s, n);
     return *m_setups.emplace(depth, std::move(s)).first->second;
   }
@@ -914,7 +1068,8 @@ class DistributedPlan {
 
   void make_messages(Setup& s, const Coords& n) {
     const auto directions = neighbour_directions(D);
-    long bytes = 0, sent = 0;
+    long bytes = 0, peer_bytes = 0, sent = 0;
+    const int me = m_domain.rank();
     for (std::size_t d = 0; d < directions.size(); ++d) {
       const std::array<int, 3>& o = directions[d];
       std::array<int, 3> back{};
@@ -937,29 +1092,45 @@ class DistributedPlan {
       send.tag    = static_cast<int>(d);
       receive.tag = static_cast<int>(std::find(directions.begin(), directions.end(), back) - directions.begin());
       send.count = receive.count = impl::element_count("DistributedPlan", volume);
-      send.self = receive.self = send.peer == m_domain.rank();
+      send.self = receive.self = send.peer == me;
+      // A rank on another GPU of this host (the same GPU too: a copy within its memory).
+      send.peer_copy = receive.peer_copy = s.peer_copies && !send.self &&
+                                           m_placement.host[static_cast<std::size_t>(send.peer)] ==
+                                               m_placement.host[static_cast<std::size_t>(me)];
       if (!send.self) bytes += volume * static_cast<long>(sizeof(T));
+      if (send.peer_copy) peer_bytes += volume * static_cast<long>(sizeof(T));
       s.sends.push_back(send);
       s.receives.push_back(receive);
     }
-    // Messages to and from other ranks first (one copy each way moves them all), then
-    // those to this rank, which are unpacked from the send buffer.
-    const auto remote = [](const Message& m) { return !m.self; };
-    std::stable_partition(s.sends.begin(), s.sends.end(), remote);
-    std::stable_partition(s.receives.begin(), s.receives.end(), remote);
+    // Messages through MPI first (one copy each way moves them all where staged), then
+    // peer copies, then those to this rank, which are unpacked from the send buffer.
+    const auto by_kind = [](const Message& x, const Message& y) { return x.kind() < y.kind(); };
+    std::stable_sort(s.sends.begin(), s.sends.end(), by_kind);
+    std::stable_sort(s.receives.begin(), s.receives.end(), by_kind);
+    long received = 0;
     for (Message& m : s.sends) {
       m.offset = sent;
       sent += m.count;
-      if (!m.self) s.remote_sent = sent;
+      if (m.kind() == 0) s.remote_sent = sent;
     }
     for (Message& m : s.receives) {
       if (m.self) continue;
-      m.offset = s.remote_received;
-      s.remote_received += m.count;
+      m.offset = received;
+      received += m.count;
+      if (m.kind() == 0) s.remote_received = received;
     }
     using DeviceBuffer = Kokkos::View<T*, typename Field::memory_space>;
-    s.send_device    = DeviceBuffer("sparstencil halo send", static_cast<std::size_t>(sent));
-    s.receive_device = DeviceBuffer("sparstencil halo receive", static_cast<std::size_t>(s.remote_received));
+    s.send_device = DeviceBuffer("sparstencil halo send", static_cast<std::size_t>(sent));
+    if (peer_bytes == 0) s.receive_device = DeviceBuffer("sparstencil halo receive", static_cast<std::size_t>(received));
+#if defined(KOKKOS_ENABLE_CUDA)  // peer copies are made on CUDA only (m_peer_copies)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+      if (peer_bytes > 0) {  // memory the peers can map
+        s.ipc_receive    = std::make_unique<impl::IpcBuffer>(static_cast<std::size_t>(received) * sizeof(T),
+                                                             m_space.cuda_device());
+        s.receive_device = DeviceBuffer(static_cast<T*>(s.ipc_receive->data()), static_cast<std::size_t>(received));
+      }
+    }
+#endif
     if (m_staged) {
       s.send_host    = Kokkos::View<T*, impl::StagingSpace>("sparstencil halo send (host)",
                                                          static_cast<std::size_t>(s.remote_sent));
@@ -969,7 +1140,7 @@ class DistributedPlan {
     // A message's box in the padded allocation (whose extents DistributedField keeps in int).
     auto add_box = [&](Copies& copies, T* data, const Message& m) {
       Kokkos::Array<int, D> begin, size;
-      for (int k = 0; k < D; ++k) begin[k] = static_cast<int>(m.lo[k] + m_ghost), size[k] = static_cast<int>(m.hi[k] - m.lo[k]);
+      for (int k = 0; k < D; ++k) begin[k] = static_cast<int>(m.lo[k] + m_origin[k]), size[k] = static_cast<int>(m.hi[k] - m.lo[k]);
       copies.add(data, begin, size);
     };
     s.unpack.unpack = true;
@@ -980,9 +1151,83 @@ class DistributedPlan {
     }
     Interconnect link = m_distributed.link;
     if (!m_staged) link.staging_GBps = 0;
-    const long remote_messages = std::count_if(s.sends.begin(), s.sends.end(), remote);
-    s.estimate                 = exchange_estimate(bytes, static_cast<int>(remote_messages), link);
-    s.estimate.local_copies    = static_cast<int>(s.sends.size()) - static_cast<int>(remote_messages);
+    const auto count = [&](int kind) {
+      return static_cast<int>(std::count_if(s.sends.begin(), s.sends.end(), [&](const Message& m) { return m.kind() == kind; }));
+    };
+    s.estimate              = exchange_estimate(bytes, count(0) + count(1), link, peer_bytes, count(1));
+    s.estimate.local_copies = count(2);
+  }
+
+  /// Tags of the exchange's messages: a halo's is its direction's index (below 27); a peer
+  /// copy's handshake adds these.
+  static constexpr int ready_tag = 32, done_tag = 64, handle_tag = 96;
+
+  /// Maps the receive buffers of the ranks this one sends peer copies to (each receiver
+  /// sends its buffer's IPC handle and the message's place in it). Collective: where any
+  /// rank fails to map one, every rank rebuilds its messages to go through MPI instead.
+  void connect_peers(Setup& s, const Field& a) {
+    if (s.peers_connected) return;
+    s.peers_connected = true;
+    if (!s.peer_copies) return;
+#if defined(KOKKOS_ENABLE_CUDA)
+    const char* function = "DistributedPlan::iterate";
+    const MPI_Comm comm  = m_domain.comm();
+    struct Offer {
+      cudaIpcMemHandle_t handle{};
+      long offset = 0;  ///< bytes into the buffer
+      int ok      = 0;
+    };
+    std::vector<Offer> given, taken;
+    for (const Message& m : s.receives) {
+      if (!m.peer_copy) continue;
+      Offer o;
+      o.ok     = s.ipc_receive && s.ipc_receive->handle(o.handle) ? 1 : 0;
+      o.offset = m.offset * static_cast<long>(sizeof(T));
+      given.push_back(o);
+    }
+    for (const Message& m : s.sends) taken.resize(taken.size() + (m.peer_copy ? 1 : 0));
+    std::vector<MPI_Request> requests;
+    std::size_t g = 0, t = 0;
+    for (const Message& m : s.receives) {
+      if (!m.peer_copy) continue;
+      requests.emplace_back();
+      impl::check_mpi(MPI_Isend(&given[g++], sizeof(Offer), MPI_BYTE, m.peer, handle_tag + m.tag, comm, &requests.back()),
+                      function, "MPI_Isend");
+    }
+    for (const Message& m : s.sends) {
+      if (!m.peer_copy) continue;
+      requests.emplace_back();
+      impl::check_mpi(MPI_Irecv(&taken[t++], sizeof(Offer), MPI_BYTE, m.peer, handle_tag + m.tag, comm, &requests.back()),
+                      function, "MPI_Irecv");
+    }
+    impl::check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), function,
+                    "MPI_Waitall");
+    int ok = 1;
+    t      = 0;
+    for (Message& m : s.sends) {
+      if (!m.peer_copy) continue;
+      const Offer& o = taken[t++];
+      auto& mapping  = s.mapped[m.peer];
+      if (o.ok && !mapping) mapping = std::make_unique<impl::IpcMapping>(o.handle);
+      if (!o.ok || !mapping->base()) {
+        ok = 0;
+        continue;
+      }
+      m.remote = reinterpret_cast<T*>(mapping->base() + o.offset);
+    }
+    impl::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm), function, "MPI_Allreduce");
+    if (ok) return;
+    // Every rank goes through MPI: the messages, buffers and copies made again.
+    s.mapped.clear();
+    s.sends.clear(), s.receives.clear();
+    s.pack = Copies{}, s.unpack = Copies{};
+    s.remote_sent = s.remote_received = 0;
+    s.peer_copies = false;
+    s.ipc_receive.reset();
+    make_messages(s, a.extent());
+#else
+    (void)a;
+#endif
   }
 
   /// The send to this rank that a receive from this rank takes its values from.
@@ -1006,6 +1251,32 @@ class DistributedPlan {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
+  /// The peer copies of a packed exchange, once each receiver has said its buffer is free;
+  /// each receiver is told when its copy is done (its requests joined to `requests`).
+  void copy_to_peers(const Setup& s, std::vector<MPI_Request>& ready, std::vector<MPI_Request>& requests) {
+    const char* function = "DistributedPlan::iterate";
+    impl::check_mpi(MPI_Waitall(static_cast<int>(ready.size()), ready.data(), MPI_STATUSES_IGNORE), function,
+                    "MPI_Waitall");
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+      for (const Message& m : s.sends) {
+        if (!m.peer_copy) continue;
+        impl::check_cuda(cudaMemcpyAsync(m.remote, s.send_device.data() + m.offset,
+                                         static_cast<std::size_t>(m.count) * sizeof(T), cudaMemcpyDefault,
+                                         m_exchange_space.cuda_stream()),
+                         "cudaMemcpyAsync (peer copy)");
+      }
+    }
+#endif
+    m_exchange_space.fence();
+    for (const Message& m : s.sends) {
+      if (!m.peer_copy) continue;
+      requests.emplace_back();
+      impl::check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, m.peer, done_tag + m.tag, m_domain.comm(), &requests.back()),
+                      function, "MPI_Isend");
+    }
+  }
+
   /// One launch of `steps` steps from a to b: the exchange of a's halo, the interior while
   /// it is in flight, then the bands (or, without overlap, the computed box after it).
   void launch(Setup& s, Field& a, Field& b, int steps) {
@@ -1013,13 +1284,29 @@ class DistributedPlan {
     const MPI_Comm comm  = m_domain.comm();
     const auto start     = std::chrono::steady_clock::now();
     LaunchTimeline time;
-    std::vector<MPI_Request> requests;
+    std::vector<MPI_Request> requests, ready;
     for (const Message& m : s.receives) {
       if (m.self) continue;
       requests.emplace_back();
+      if (m.peer_copy) {
+        // A peer copy's handshake: this rank's buffer is free (the last launch unpacked
+        // it), and later the sender's word that the copy is done.
+        impl::check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, m.peer, done_tag + m.tag, comm, &requests.back()), function,
+                        "MPI_Irecv");
+        requests.emplace_back();
+        impl::check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, m.peer, ready_tag + m.tag, comm, &requests.back()), function,
+                        "MPI_Isend");
+        continue;
+      }
       impl::check_mpi(MPI_Irecv(receive_buffer(s, m), static_cast<int>(m.count), impl::element_type<T>(), m.peer, m.tag,
                                 comm, &requests.back()),
                       function, "MPI_Irecv");
+    }
+    for (const Message& m : s.sends) {
+      if (!m.peer_copy) continue;
+      ready.emplace_back();
+      impl::check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, m.peer, ready_tag + m.tag, comm, &ready.back()), function,
+                      "MPI_Irecv");
     }
     // The interior first; on a device the packing kernel, on a stream of higher priority,
     // still starts before the interior's waiting blocks, and the copies to and from the
@@ -1042,15 +1329,19 @@ class DistributedPlan {
     }
     m_exchange_space.fence();
     for (const Message& m : s.sends) {
-      if (m.self) continue;
+      if (m.kind() != 0) continue;
       requests.emplace_back();
       impl::check_mpi(MPI_Isend(send_buffer(s, m), static_cast<int>(m.count), impl::element_type<T>(), m.peer, m.tag,
                                 comm, &requests.back()),
                       function, "MPI_Isend");
     }
+    if (!ready.empty()) copy_to_peers(s, ready, requests);
     impl::check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), function,
                     "MPI_Waitall");
-    if (m_staged && s.remote_received > 0) Kokkos::deep_copy(m_exchange_space, s.receive_device, s.receive_host);
+    if (m_staged && s.remote_received > 0) {
+      const std::pair<long, long> remote(0, s.remote_received);
+      Kokkos::deep_copy(m_exchange_space, Kokkos::subview(s.receive_device, remote), s.receive_host);
+    }
     if (m_distributed.record_timeline) m_exchange_space.fence();
     time.exchange_end = seconds_since(start);  // the halo is on the device
     s.unpack.field    = a.padded();
@@ -1058,12 +1349,17 @@ class DistributedPlan {
     if (s.inner) {
       // Each band's points are copied out before the next band's box, which may overlap
       // it in the scratch field, is computed; over the interior's inexact points, so after
-      // the interior.
+      // the interior. The first band computes beside the interior (it reads `a` and
+      // writes the scratch field, which the interior leaves alone).
+      const auto compute = [&](Band& band) {
+        band.plan->launch(a.box(band.region_lo, band.region_hi), s.scratch->box(band.region_lo, band.region_hi), steps);
+      };
+      if (!s.bands.empty()) compute(s.bands.front());
       m_space.fence();
       if (m_distributed.record_timeline) time.inner_end = time.inner_begin + m_inner_timer.seconds();
-      for (Band& band : s.bands) {
-        band.plan->launch(a.box(band.region_lo, band.region_hi), s.scratch->box(band.region_lo, band.region_hi), steps);
-        Kokkos::deep_copy(m_exchange_space, b.box(band.lo, band.hi), s.scratch->box(band.lo, band.hi));
+      for (std::size_t i = 0; i < s.bands.size(); ++i) {
+        if (i > 0) compute(s.bands[i]);
+        Kokkos::deep_copy(m_exchange_space, b.box(s.bands[i].lo, s.bands[i].hi), s.scratch->box(s.bands[i].lo, s.bands[i].hi));
       }
       m_exchange_space.fence();
     } else {

@@ -89,13 +89,13 @@ HostGlobal<T, D> single_domain(const Stencil<D>& stencil, const HostGlobal<T, D>
 struct Case {
   Boundary boundary = Boundary::periodic;
   int fusion = 1, steps = 5, extra_ghost = 0;
-  bool overlap = true;
+  bool overlap = true, peer_copies = true;
 };
 
 std::string describe(const Case& c) {
   return std::string(to_string(c.boundary)) + " fusion " + std::to_string(c.fusion) + " steps " +
          std::to_string(c.steps) + (c.overlap ? " overlapped" : " not overlapped") + " ghost +" +
-         std::to_string(c.extra_ghost);
+         std::to_string(c.extra_ghost) + (c.peer_copies ? "" : " staged");
 }
 
 /// Runs one case on the world's ranks and on one domain; on rank 0, the two must agree in
@@ -116,7 +116,8 @@ void check_case(const Stencil<D>& stencil, const std::array<long, D>& extent, co
   scatter(start, a);
   scatter(start, b);
   DistributedOptions distributed;
-  distributed.overlap = c.overlap;
+  distributed.overlap     = c.overlap;
+  distributed.peer_copies = c.peer_copies;
   DistributedPlan plan(Kokkos::DefaultExecutionSpace(), stencil, a, b, options, distributed);
   // One step through apply (the result in b), more through iterate (in a).
   const RunReport report = c.steps == 1 ? plan.apply(a, b) : plan.iterate(a, b, c.steps);
@@ -201,6 +202,17 @@ TEST(Distributed, HalfPrecisionAndWideGhostsEqualOneDomain) {
   }
 }
 
+TEST(Distributed, PeerCopiesOffEqualOneDomain) {
+  // On GPUs of one host with an MPI that cannot take device pointers, halos are peer
+  // copies unless turned off (staged through the host): both give one domain's bits.
+  for (Boundary boundary : {Boundary::periodic, Boundary::fixed_rim}) {
+    Case c;
+    c.boundary = boundary, c.fusion = 2, c.steps = 5, c.peer_copies = false;
+    check_case<float, 2>(presets::box_2d9p(), {39, 33}, {0, 0}, c);
+    check_case<float, 3>(presets::heat_3d(), {13, 11, 15}, {0, 0, 0}, c);
+  }
+}
+
 TEST(Distributed, AutomaticDecompositionAndFusion) {
   for (Boundary boundary : {Boundary::periodic, Boundary::fixed_rim}) {
     Case c;
@@ -220,6 +232,17 @@ TEST(Distributed, GatherScatterRoundTripAndBlocks) {
   DistributedField<double, 3, Kokkos::LayoutLeft> f(domain, 2);
   scatter(start, f);
   const auto back = gather(f);
+  // Owned lines start on 16-byte boundaries (the matrix-core executors' aligned paths).
+  const auto aligned = [](const auto& box, int contiguous) {
+    using T = typename std::decay_t<decltype(box)>::value_type;
+    bool ok = reinterpret_cast<std::uintptr_t>(box.data()) % 16 == 0;
+    for (int a = 0; a < static_cast<int>(box.rank); ++a) ok = ok && (a == contiguous || box.stride(a) * sizeof(T) % 16 == 0);
+    return ok;
+  };
+  EXPECT_TRUE(aligned(f.owned(), 0));
+  DistributedField<Kokkos::Experimental::half_t, 3> h(domain, 3);
+  EXPECT_TRUE(aligned(h.owned(), 2));
+  EXPECT_TRUE(aligned(h.box({-3, -3, 0}, {2, 2, 2}), 2));
   if (domain.rank() == 0) {
     ASSERT_EQ(back.size(), start.size());
     EXPECT_EQ(std::memcmp(back.data(), start.data(), sizeof(double) * start.size()), 0);
@@ -241,6 +264,11 @@ TEST(Distributed, ExplainNamesTheExchangeAndTimelineRecordsLaunches) {
   plan.iterate(a, b, 6);
   const std::string text = plan.explain();
   EXPECT_NE(text.find("Decomposition: (64,48)"), std::string::npos) << text;
+  const std::string placement = "Placement: " + std::to_string(domain.ranks()) + (domain.ranks() == 1 ? " rank" : " ranks");
+  EXPECT_NE(text.find(placement), std::string::npos) << text;
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible) {
+    EXPECT_NE(text.find(" GPU"), std::string::npos) << text;  // the ranks' GPUs counted
+  }
   // Periodic: a halo for every neighbour, sent to another rank or copied within this one.
   int messages = -1, local = 0;
   const std::size_t at = text.find("Exchange: ");

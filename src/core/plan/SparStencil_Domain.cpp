@@ -90,14 +90,22 @@ std::vector<std::array<int, 3>> neighbour_directions(int D) {
   return directions;
 }
 
-ExchangeEstimate exchange_estimate(long bytes_sent, int messages, const Interconnect& link) {
+ExchangeEstimate exchange_estimate(long bytes_sent, int messages, const Interconnect& link, long peer_bytes,
+                                   int peer_messages) {
+  if (peer_messages < 0 || peer_messages > messages || peer_bytes < 0 || peer_bytes > bytes_sent) {
+    impl::fail("exchange_estimate", peer_messages, " peer messages of ", peer_bytes, " bytes are not part of ", messages,
+               " messages of ", bytes_sent, " bytes");
+  }
   ExchangeEstimate e;
-  e.bytes_sent = bytes_sent;
-  e.messages   = messages;
+  e.bytes_sent    = bytes_sent;
+  e.messages      = messages;
+  e.peer_messages = peer_messages;
+  e.peer_bytes    = peer_bytes;
   if (messages == 0) return e;
-  const double bytes = static_cast<double>(bytes_sent);
+  const double bytes = static_cast<double>(bytes_sent - peer_bytes);
   e.seconds          = messages * link.latency_us * 1e-6 + bytes / (link.bandwidth_GBps * 1e9);
   if (link.staging_GBps > 0) e.seconds += 2 * bytes / (link.staging_GBps * 1e9);  // down, then up
+  if (peer_bytes > 0) e.seconds += static_cast<double>(peer_bytes) / (link.peer_GBps * 1e9);
   return e;
 }
 
@@ -133,6 +141,10 @@ std::string explain_distributed(const std::vector<int>& ranks_per_axis, const st
   if (exchange.local_copies > 0) out << " (and " << exchange.local_copies << " halo boxes copied within the rank)";
   out << "; link " << link.bandwidth_GBps << " GB/s, " << link.latency_us << " us a message";
   if (link.staging_GBps > 0) out << ", staged through the host at " << link.staging_GBps << " GB/s";
+  if (exchange.peer_messages > 0) {
+    out << "; " << exchange.peer_messages << " of the messages (" << exchange.peer_bytes / 1e6
+        << " MB) copied device to device to GPUs of this host at " << link.peer_GBps << " GB/s";
+  }
   out << ": " << exchange.seconds * 1e6 << " us\n";
   if (p.overlapped) {
     out << "Overlap: the interior (" << p.inner_seconds * 1e6 << " us) runs while the halo is in flight, the band ("

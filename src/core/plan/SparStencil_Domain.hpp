@@ -37,6 +37,9 @@ struct Interconnect {
   /// Device-to-host and back for host-staged exchanges (GPU memory and an MPI that is not
   /// CUDA-aware); 0: no staging (host memory, or device buffers handed to MPI).
   double staging_GBps = 0.0;
+  /// Device to device between the GPUs of one host (peer copies where MPI is not
+  /// CUDA-aware; NVLink: hundreds of GB/s, PCIe: tens).
+  double peer_GBps = 100.0;
 };
 
 /// What one exchange moves for one rank and how long the model says it takes.
@@ -46,11 +49,17 @@ struct ExchangeEstimate {
   /// Halos a rank sends itself (along a periodic axis it spans alone): copied on its
   /// device without MPI, left out of the time.
   int local_copies = 0;
-  double seconds  = 0;  ///< latency a message, bytes over the link, staging both ways
+  /// Of those, the messages copied device to device to a GPU of the same host, and
+  /// their bytes (the rest cross the link).
+  int peer_messages = 0;
+  long peer_bytes   = 0;
+  double seconds    = 0;  ///< latency a message; bytes over the link, staging both ways; peer bytes over the peer link
 };
 
-/// The model of an exchange of `messages` messages of `bytes_sent` bytes in all.
-ExchangeEstimate exchange_estimate(long bytes_sent, int messages, const Interconnect& link);
+/// The model of an exchange of `messages` messages of `bytes_sent` bytes in all, of which
+/// `peer_messages` (`peer_bytes`) are peer copies between GPUs of one host.
+ExchangeEstimate exchange_estimate(long bytes_sent, int messages, const Interconnect& link, long peer_bytes = 0,
+                                   int peer_messages = 0);
 
 /// A distributed launch: the interior computed while the halo is in flight, then the band.
 struct DistributedPrediction {
