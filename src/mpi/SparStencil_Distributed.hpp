@@ -573,9 +573,10 @@ class DistributedField {
     impl::on_every_rank(domain.comm(), "DistributedField", [&] {
       if (ghost_width < 0) impl::fail("DistributedField", "ghost width ", ghost_width, " is negative");
       // Along the contiguous axis the owned points start, and every line of the padded
-      // block starts, on a 16-byte boundary: the matrix-core executors' aligned paths.
+      // block starts, on a 128-byte boundary (a cache line): loads line up as on a plain
+      // grid, and the matrix-core executors take their aligned paths (16 bytes).
       const int contiguous = std::is_same_v<Layout, Kokkos::LayoutLeft> ? 0 : D - 1;
-      const long unit      = 16 % sizeof(T) == 0 ? static_cast<long>(16 / sizeof(T)) : 1;
+      const long unit      = 128 % sizeof(T) == 0 ? static_cast<long>(128 / sizeof(T)) : 1;
       const auto round_up  = [&](long x) { return (x + unit - 1) / unit * unit; };
       for (int a = 0; a < D; ++a) {
         m_extent[a] = domain.block(a).size;
@@ -842,7 +843,7 @@ class DistributedPlan {
       launch(*s, a, b, n);
       std::swap(a, b);
     }
-    report                  = s->full->report();
+    report                  = (s->inner ? s->inner : s->full)->report();  // the executor of most points
     report.steps            = steps;
     report.steps_per_launch = depth;
     m_last_depth            = depth;
@@ -1002,6 +1003,11 @@ class DistributedPlan {
     }
     const Options local = local_options();
     const Coords& n     = a.extent();
+    s.inner = std::make_unique<LocalPlan>(m_space, m_stencil, a.owned(), b.owned(), local);
+    // The bands run the interior's backend where they can: one executor's sums for every
+    // owned point (the planner, free, may choose another for a thin box).
+    Options same = local;
+    if (same.backend.empty()) same.backend = s.inner->plan().backend;
     s.scratch = std::make_unique<Field>(a, "sparstencil band scratch");
     std::vector<Band> bands;
     for (int k = 0; k < D; ++k) {
@@ -1028,12 +1034,18 @@ class DistributedPlan {
           band.region_lo[j] = std::max(band.lo[j] - s.halo[j], s.computed_lo[j]);
           band.region_hi[j] = std::min(band.hi[j] + s.halo[j], s.computed_hi[j]);
         }
-        band.plan = std::make_unique<LocalPlan>(m_exchange_space, m_stencil, a.box(band.region_lo, band.region_hi),
-                                                s.scratch->box(band.region_lo, band.region_hi), local);
+        const auto plan_band = [&](const Options& o) {
+          return std::make_unique<LocalPlan>(m_exchange_space, m_stencil, a.box(band.region_lo, band.region_hi),
+                                             s.scratch->box(band.region_lo, band.region_hi), o);
+        };
+        try {
+          band.plan = plan_band(same);
+        } catch (const std::runtime_error&) {  // the box is too thin for that backend
+          band.plan = plan_band(local);
+        }
         bands.push_back(std::move(band));
       }
     }
-    s.inner = std::make_unique<LocalPlan>(m_space, m_stencil, a.owned(), b.owned(), local);
     s.bands = std::move(bands);
   }
 
