@@ -1,8 +1,11 @@
 // Benchmark of the CUDA sparse tensor-core executor (raw API, no Kokkos) on the standard
 // set at the papers' sizes, against the device-to-device copy measured in the same run.
-//   sparstencil_bench_sparse [--sizes=paper|small] [--all-tiles] [--row-runs] [--json=FILE] [--filter=TEXT]
+//   sparstencil_bench_sparse [--sizes=paper|small] [--all-tiles] [--row-runs] [--walls]
+//                            [--json=FILE] [--filter=TEXT]
 // (--row-runs adds each stencil's two row-run forms, image rows as they are (parity
-// split) and interleaved, f16, single step and t = 3, beside the planner's choice.)
+// split) and interleaved, f16, single step and t = 3, beside the planner's choice;
+// --walls adds the f16 single step and t = 3 under the interior and fixed_rim boundaries
+// (the wall kernel included); the rest runs periodic.)
 // Per case: CUDA events around each launch, 5 warm-up launches, median of 30; inputs
 // random (never zeros); three grids rotate as in -> out so no launch reads what the
 // previous one left in L2. GStencil/s counts original steps (a fused launch does t).
@@ -104,21 +107,21 @@ double copy_bandwidth(int bytes) {
 }
 
 struct Row {
-  std::string stencil, precision, tile, variant;
+  std::string stencil, precision, tile, variant, boundary;
   int steps = 1;
   double ms = 0, gstencils = 0, roofline = 0, predicted_gstencils = 0;
 };
 std::vector<Row> rows;
 
 void run_case(const AnyStencil& stencil, Precision precision, int steps, const std::vector<int>& tile,
-              double copy_bytes_per_s, Pairing pairing = Pairing::best) {
+              double copy_bytes_per_s, Pairing pairing = Pairing::best, Boundary boundary = Boundary::periodic) {
   PlanRequest r;
   r.pairing   = pairing;
   r.stencil   = stencil;
   r.grid      = paper_grid(dimension(stencil));
   r.precision = precision;
   r.steps     = steps;
-  r.boundary  = Boundary::periodic;
+  r.boundary  = boundary;
   r.backends = {"cuda_sptc"};
   const Plan plan = tile.empty() ? make_plan(r) : cuda_sptc::make_sparse_plan(r, tile);
   const cuda_sptc::SparseExecutor executor(plan);
@@ -130,6 +133,7 @@ void run_case(const AnyStencil& stencil, Precision precision, int steps, const s
   Row row;
   row.stencil   = name(stencil);
   row.precision = to_string(precision);
+  row.boundary  = to_string(boundary);
   row.steps     = steps;
   row.tile      = impl::tuple_string(plan.tile);
   row.variant   = executor.describe();
@@ -138,8 +142,8 @@ void run_case(const AnyStencil& stencil, Precision precision, int steps, const s
   row.roofline  = copy_bytes_per_s / (2.0 * bytes) / 1e9;
   row.predicted_gstencils = plan.predicted.gstencils;
   rows.push_back(row);
-  std::printf("%-12s %-5s t=%d tile %-10s %9.3f ms %8.1f GStencil/s  roofline %6.1f  %5.1f%%  model %7.1f  [%s]\n",
-              row.stencil.c_str(), row.precision.c_str(), steps, row.tile.c_str(), row.ms, row.gstencils,
+  std::printf("%-12s %-5s t=%d %-9s tile %-10s %9.3f ms %8.1f GStencil/s  roofline %6.1f  %5.1f%%  model %7.1f  [%s]\n",
+              row.stencil.c_str(), row.precision.c_str(), steps, row.boundary.c_str(), row.tile.c_str(), row.ms, row.gstencils,
               row.roofline, 100.0 * row.gstencils / row.roofline, row.predicted_gstencils, row.variant.c_str());
   std::fflush(stdout);
 }
@@ -147,13 +151,14 @@ void run_case(const AnyStencil& stencil, Precision precision, int steps, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool all_tiles = false, row_runs = false;
+  bool all_tiles = false, row_runs = false, walls = false;
   std::string json_path, filter;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--sizes=small") == 0) paper_sizes = false;
     else if (std::strcmp(argv[i], "--sizes=paper") == 0) paper_sizes = true;
     else if (std::strcmp(argv[i], "--all-tiles") == 0) all_tiles = true;
     else if (std::strcmp(argv[i], "--row-runs") == 0) row_runs = true;
+    else if (std::strcmp(argv[i], "--walls") == 0) walls = true;
     else if (std::strncmp(argv[i], "--json=", 7) == 0) json_path = argv[i] + 7;
     else if (std::strncmp(argv[i], "--filter=", 9) == 0) filter = argv[i] + 9;
     else {
@@ -178,6 +183,11 @@ int main(int argc, char** argv) {
     std::vector<int> row_tile(dimension(s), 1);
     row_tile.back() = 16;
     run_case(s, Precision::f16, 1, {}, copy16);
+    for (Boundary wall : {Boundary::interior, Boundary::fixed_rim}) {
+      for (int steps : {1, 3}) {
+        if (walls && (steps == 1 || name(s) != "box2d:r=7")) run_case(s, Precision::f16, steps, {}, copy16, Pairing::best, wall);
+      }
+    }
     for (Pairing form : {Pairing::parity_split, Pairing::interleaved}) {
       if (row_runs) run_case(s, Precision::f16, 1, row_tile, copy16, form);
     }
@@ -199,7 +209,8 @@ int main(int argc, char** argv) {
         << copy32 / 1e12 << ", \"runs\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
-      out << "  {\"stencil\": \"" << r.stencil << "\", \"precision\": \"" << r.precision << "\", \"steps\": " << r.steps
+      out << "  {\"stencil\": \"" << r.stencil << "\", \"precision\": \"" << r.precision << "\", \"boundary\": \"" << r.boundary
+          << "\", \"steps\": " << r.steps
           << ", \"tile\": \"" << r.tile << "\", \"ms\": " << r.ms << ", \"gstencils\": " << r.gstencils
           << ", \"roofline\": " << r.roofline << ", \"model_gstencils\": " << r.predicted_gstencils
           << ", \"variant\": \"" << r.variant << "\"}" << (i + 1 < rows.size() ? ",\n" : "\n");

@@ -1,10 +1,12 @@
 // Temporal blocking on the plain cores against single steps, in one run (issue 25's cases,
 // EBISU's kernels):
 //   sparstencil_bench_temporal [--steps 120] [--repeats 5] [--small] [--case NAME] [--boundary B]
-//                              [--fusion F]
-// Cases: heat2d-f32, heat2d-f64, box2d9-f64, box2d49-f64, heat3d-f32, box3d27-f32 at 10240^2 /
-// 512^3 (96^2 / 40^3 with --small), random data and the presets' weights. For each, the
-// generic executor's `iterate` of `steps` steps (a StencilPlan, fixed_rim by default) with
+//                              [--fusion F] [--backend generic|auto|NAME]
+// Cases: heat2d-f32, heat2d-f64, box2d9-f64, box2d49-f64, heat3d-f32, box3d27-f32, and in half
+// heat2d-f16, box2d9-f16 (issue 24's fused sparse plans at walls, with --backend auto or
+// cuda_sptc) at 10240^2 / 512^3 (96^2 / 40^3 with --small), random data and the presets'
+// weights. For each, the generic executor's (or the named backend's, or with auto the
+// planner's) `iterate` of `steps` steps (a StencilPlan, fixed_rim by default) with
 // every forced depth (Options::fusion 1 to 8, as far as it runs) and with the automatic one
 // (fusion 0): GStencil/s per original step over the interior points ((n - 2r)^D a step, as
 // EBISU counts), the depth that ran and the variant. Device time per iterate:
@@ -29,6 +31,7 @@ struct Settings {
   bool small  = false;
   std::string only;
   int fusion = -1;  ///< only this depth (0: automatic); all by default
+  std::string backend = "generic";  ///< empty: the planner's choice
   sparstencil::Boundary boundary = sparstencil::Boundary::fixed_rim;
 };
 
@@ -54,7 +57,7 @@ void run_case(const std::string& name, const sparstencil::Stencil<D>& stencil, l
   for (int fusion = 0; fusion <= 8; ++fusion) {
     if (s.fusion >= 0 && fusion != s.fusion) continue;
     sparstencil::Options options;
-    options.backend  = "generic";
+    options.backend  = s.backend;
     options.boundary = s.boundary;
     options.fusion   = fusion;
     sparstencil::RunReport report;
@@ -71,10 +74,10 @@ void run_case(const std::string& name, const sparstencil::Stencil<D>& stencil, l
     const double rate = interior * s.steps / seconds / 1e9;
     if (fusion == 1) single = rate;
     std::printf("%-12s %s %ld^%d, %s: fusion %s -> %d steps a launch: %8.1f GStencil/s", name.c_str(),
-                sparstencil::to_string(s.boundary), n, D, sizeof(T) == 8 ? "f64" : "f32",
+                sparstencil::to_string(s.boundary), n, D, sizeof(T) == 8 ? "f64" : sizeof(T) == 4 ? "f32" : "f16",
                 fusion == 0 ? "auto" : std::to_string(fusion).c_str(), report.steps_per_launch, rate);
     if (single > 0 && fusion != 1) std::printf(" (%.2fx one step a launch)", rate / single);
-    std::printf("  [%s]\n", report.variant.c_str());
+    std::printf("  [%s: %s]\n", report.executor.c_str(), report.variant.c_str());
   }
 }
 
@@ -93,6 +96,8 @@ int run(int argc, char* argv[]) {
       s.only = value;
     } else if (flag == "--boundary") {
       s.boundary = sparstencil::boundary_from_string(value);
+    } else if (flag == "--backend") {
+      s.backend = value == "auto" ? "" : value;
     } else if (flag == "--fusion") {
       s.fusion = std::stoi(value);
       if (s.fusion < 0 || s.fusion > 8) throw std::runtime_error("bench_temporal: --fusion must be 0 to 8");
@@ -112,6 +117,9 @@ int run(int argc, char* argv[]) {
   run_case<double, 2>("box2d49-f64", presets::box_2d49p(), n2, s);
   run_case<float, 3>("heat3d-f32", presets::heat_3d(), n3, s);
   run_case<float, 3>("box3d27-f32", presets::box_3d27p(), n3, s);
+  using Half = Kokkos::Experimental::half_t;
+  run_case<Half, 2>("heat2d-f16", presets::heat_2d(), n2, s);
+  run_case<Half, 2>("box2d9-f16", presets::box_2d9p(), n2, s);
   return 0;
 }
 

@@ -114,15 +114,20 @@ TEST(ApplyErrors, FusionIsChecked) {
   Options options;
   options.fusion = -1;
   EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 4, options), "fusion -1 must be 0 (automatic)");
-  // Fused sparse launches under walls: refused by the backend's model (naming why), also
-  // where the executor is built (SparseDispatch tests).
+  // Fused dense launches under walls, and fused sparse ones whose band along the walls the
+  // wall kernel's blocks cannot hold: refused by the backend's model, naming why.
   PlanRequest r;
   r.stencil  = presets::heat_2d();
   r.grid     = {16, 16};
   r.steps    = 2;
   r.boundary = Boundary::fixed_rim;
-  r.backends = {"cuda_sptc"};
+  r.backends = {"dense"};
   EXPECT_ERROR_MENTIONS(make_plan(r), "need a periodic boundary", "fixed_rim");
+  r.stencil  = box<3>(4);
+  r.grid     = {64, 64, 64};
+  r.steps    = 3;
+  r.backends = {"cuda_sptc"};
+  EXPECT_ERROR_MENTIONS(make_plan(r), "band along the walls", "shared memory");
 }
 
 TEST(ApplyErrors, UnknownOrUnbuiltBackendsAreClearErrors) {

@@ -153,8 +153,9 @@ PlanRequest request_for(const Stencil<D>& s, Precision p, Boundary b, int steps 
 
 /// What a plan must produce from `in` over an output that held `before`: the double
 /// reference of its original stencil (fused_steps steps), the allowed error per point
-/// (docs/PRECISION.md: factor x sum |w||in| + floor), and the margin from the rim outside
-/// which fused plans with non-periodic boundaries are exact.
+/// (docs/PRECISION.md: factor x sum |w||in| + floor; t single steps' in the band along
+/// the walls where a fused sparse plan steps it), and the margin from the rim outside
+/// which fused dense plans with non-periodic boundaries are exact.
 template <int D>
 struct SparseExpectation {
   HostGrid<D> expected, slack;
@@ -179,7 +180,29 @@ SparseExpectation<D> sparse_expectation(const Plan& plan, const HostGrid<D>& in,
   const ErrorBound bound = matrix_step_error_bound(plan.precision, applied.size());
   e.slack                = magnitude;
   for (double& v : e.slack.values) v = bound.factor * v + bound.floor;
-  if (!plan.fusion_exact_everywhere()) e.margin = applied.radius();
+  if (!plan.fusion_exact_everywhere()) {
+    e.margin = applied.radius();
+  } else if (plan.backend == "cuda_sptc" && plan.boundary != Boundary::periodic) {
+    // The band along each wall runs t single steps (the sparse executor's wall kernel):
+    // t times one step's bound there (docs/PRECISION.md).
+    const ErrorBound one              = matrix_step_error_bound(plan.precision, original.size());
+    const int t                       = plan.fused_steps;
+    const cuda_sptc::WallBands bands  = cuda_sptc::wall_bands(plan);
+    std::array<long, 3> extent{1, 1, 1}, x3{};
+    for (int a = 0; a < D; ++a) extent[3 - D + a] = e.slack.extents[a];
+    for (std::size_t flat = 0; flat < e.slack.values.size(); ++flat) {
+      const auto x = e.slack.point(flat);
+      for (int a = 0; a < D; ++a) x3[3 - D + a] = x[a];
+      if (cuda_sptc::in_wall_band(bands, extent, x3)) {
+        e.slack.values[flat] = t * (one.factor * magnitude.values[flat] + one.floor);
+      }
+      // interior: the rim of `out` is left as it was (the reference's buffers start as `in`).
+      if (t > 1 && plan.boundary == Boundary::interior && !in_interior(original, e.slack.extents, x)) {
+        e.expected.values[flat] = before.values[flat];
+        e.slack.values[flat]    = 0;
+      }
+    }
+  }
   return e;
 }
 

@@ -1,6 +1,7 @@
 // The planner, operand packing, the gather table and the plan emulator: every plan the
 // planner can make computes the stencil within the documented tensor-core bound.
 #include "test_utils.hpp"
+#include "SparStencil_WallBands.hpp"
 
 namespace sparstencil::test {
 namespace {
@@ -21,7 +22,8 @@ void expect_emulation_matches(const Plan& plan, std::uint64_t seed) {
   EXPECT_TRUE(within_bound(out, want.expected, want.slack, 1.0, want.margin))
       << original.name() << " " << to_string(plan.precision) << " " << to_string(plan.boundary) << " tile "
       << impl::tuple_string(plan.tile) << " steps " << plan.fused_steps;
-  const Stencil<D>& applied = as<D>(plan.stencil);
+  // The rim of one step where fused launches are exact everywhere, else the fused one's.
+  const Stencil<D>& applied = as<D>(plan.fusion_exact_everywhere() ? plan.original : plan.stencil);
   if (plan.boundary == Boundary::interior) {  // the rim of out untouched, bit for bit
     for (std::size_t flat = 0; flat < out.values.size(); ++flat) {
       if (!in_interior(applied, extents, out.point(flat))) ASSERT_EQ(out.values[flat], before.values[flat]);
@@ -173,20 +175,69 @@ TEST(Planner, FusedPlansMatchRepeatedSteps) {
         for (Boundary b : all_boundaries) {
           PlanRequest r = request_for(s, Precision::f16, b, t);
           r.backends    = {"cuda_sptc"};
-          // Under walls the planner refuses fused sparse plans (exact only away from the
-          // rim); the plan itself is checked there, away from the rim.
-          if (b != Boundary::periodic) {
-            EXPECT_ERROR_MENTIONS(make_plan(r), "exact only away from the rim", to_string(b));
-          }
+          // Under walls the executor steps the band t r_a wide along each wall (its wall
+          // kernel, emulated): the planner's plan and the row tile's equal t steps everywhere.
           std::vector<int> row_tile(D, 1);
           row_tile.back() = 16;
-          const Plan plan = b == Boundary::periodic ? make_plan(r) : cuda_sptc::make_sparse_plan(r, row_tile);
-          EXPECT_EQ(plan.fusion_exact_everywhere(), b == Boundary::periodic);
-          expect_emulation_matches<D>(plan, seed++);
+          for (const Plan& plan : {make_plan(r), cuda_sptc::make_sparse_plan(r, row_tile)}) {
+            EXPECT_TRUE(plan.fusion_exact_everywhere());
+            expect_emulation_matches<D>(plan, seed++);
+          }
         }
       }
     }, any);
   }
+}
+
+TEST(Planner, WallBandsCoverTheBandOnce) {
+  // Boxes cover every point of the band (t r_a along each wall, to the ends of 16-byte runs
+  // along the fastest axis) exactly once and nothing else; each block's region fits the
+  // wall kernel's shared memory; where no region can, the planner refuses the fused plan
+  // naming the band.
+  auto check = [](const auto& s, const std::vector<long>& grid, int steps, Boundary b) {
+    constexpr int D = std::decay_t<decltype(s)>::rank;
+    PlanRequest r = request_for<D>(s, Precision::f16, b, steps);
+    r.grid        = grid;
+    r.backends    = {"cuda_sptc"};
+    const Plan plan            = make_plan(r);
+    const cuda_sptc::WallBands w = cuda_sptc::wall_bands(plan);
+    std::array<long, 3> n{1, 1, 1};
+    for (int a = 0; a < D; ++a) n[3 - D + a] = grid[a];
+    std::vector<int> covered(static_cast<std::size_t>(n[0] * n[1] * n[2]), 0);
+    for (const auto& box : w.boxes) {
+      for (long z = box.lo[0]; z < box.hi[0]; ++z)
+        for (long y = box.lo[1]; y < box.hi[1]; ++y)
+          for (long x = box.lo[2]; x < box.hi[2]; ++x) ++covered[static_cast<std::size_t>((z * n[1] + y) * n[2] + x)];
+    }
+    long band = 0;
+    for (long z = 0; z < n[0]; ++z)
+      for (long y = 0; y < n[1]; ++y)
+        for (long x = 0; x < n[2]; ++x) {
+          const bool in_band = cuda_sptc::in_wall_band(w, n, {z, y, x});
+          band += in_band;
+          ASSERT_EQ(covered[static_cast<std::size_t>((z * n[1] + y) * n[2] + x)], in_band ? 1 : 0)
+              << s.name() << " t " << steps << " at " << z << "," << y << "," << x;
+        }
+    EXPECT_GT(band, 0);
+    EXPECT_LE(w.shared_bytes, cuda_sptc::wall_shared_limit);
+  };
+  for (Boundary b : {Boundary::interior, Boundary::fixed_rim}) {
+    check(presets::heat_2d(), {97, 203}, 7, b);
+    check(presets::box_2d49p(), {40, 300}, 3, b);
+    check(presets::heat_3d(), {30, 41, 70}, 4, b);
+    check(presets::box_3d27p(), {13, 17, 150}, 3, b);
+    check(presets::heat_1d(), {1001}, 5, b);
+  }
+  check(presets::box_2d9p(), {50, 77}, 1, Boundary::fixed_rim);  // one step: the rim and the runs it cuts
+  check(presets::box_2d49p(), {50, 77}, 1, Boundary::interior);
+  EXPECT_TRUE(cuda_sptc::wall_bands(make_plan([] {
+                PlanRequest r = request_for<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, 3);
+                r.backends    = {"cuda_sptc"};
+                return r;
+              }())).boxes.empty());  // periodic: no wall kernel
+  PlanRequest wide = request_for<3>(box<3>(4), Precision::f16, Boundary::fixed_rim, 3, {64, 64, 64});
+  wide.backends    = {"cuda_sptc"};
+  EXPECT_ERROR_MENTIONS(make_plan(wide), "band along the walls", "shared memory");
 }
 
 TEST(Planner, EveryPairingRuleEmulatesCorrectly) {

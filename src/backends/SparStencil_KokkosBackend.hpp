@@ -43,8 +43,9 @@ struct Options {
   /// iterate only: steps per launch. 0 (default): the planner's choice, from 1 to 8, where
   /// it has a model of the device (GPUs), else 1. t >= 1: t steps a launch (fewer for the
   /// last launch if the count does not divide). The generic executor fuses by temporal
-  /// blocking (exact under every boundary mode); the sparse one with fused plans, only
-  /// under a periodic boundary (elsewhere a fused plan is exact only away from the rim,
+  /// blocking, the sparse one with fused plans whose band along each wall runs step by
+  /// step (both exact under every boundary mode); the dense one only under a periodic
+  /// boundary (elsewhere its fused plan is exact only away from the rim,
   /// docs/BOUNDARIES.md), so forcing both throws there.
   int fusion = 0;
   /// On CUDA, where the backend's launches can be recorded: iterate records runs of

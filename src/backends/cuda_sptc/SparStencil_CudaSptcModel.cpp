@@ -13,6 +13,7 @@
 #include "SparStencil_RowRuns.hpp"
 #include "SparStencil_SparseKernelFacts.hpp"
 #include "SparStencil_SparseOperand.hpp"
+#include "SparStencil_WallBands.hpp"
 
 namespace sparstencil::cuda_sptc {
 namespace {
@@ -32,6 +33,17 @@ double mma_count(const Plan& p) {
   long tiles = 1;
   for (std::size_t a = 0; a < p.grid.size(); ++a) tiles *= ceil_div(p.grid[a], p.tile[a]);
   return static_cast<double>(ceil_div(tiles, 8)) * p.mmas_per_tile_group;
+}
+
+/// The wall kernel after the sparse one (interior and fixed_rim, SparStencil_WallBands.hpp):
+/// a second launch, and per step its regions' points, each a shared-memory load and an FMA
+/// a term and ~12 instructions of indexing, at the sparse kernel's issue rate.
+double wall_seconds(const Plan& p, const DeviceDescription& d, double issue_rate) {
+  if (p.boundary == Boundary::periodic || wall_bands_excluded(p.grid, p.original, p.fused_steps, p.boundary)) return 0;
+  const WallBands w = wall_bands(p);
+  if (w.boxes.empty()) return 0;
+  const double per_point = 2.0 * static_cast<double>(term_count(p.original)) + 12.0;
+  return d.launch_seconds + static_cast<double>(w.region_points) * w.steps * per_point / 32.0 / issue_rate;
 }
 
 /// SparStencil eq. 6-10 over the plan's geometry.
@@ -93,7 +105,7 @@ Prediction predict_sparse(const Plan& p) {
   // Shared memory: the block written once, B fragments read per MMA, f32 results staged.
   const double operand_bytes = p.precision == Precision::tf32 ? 4 : 2;
   pr.shared_seconds = (block_load + mmas * p.mma.k * p.mma.n * operand_bytes + 2.0 * 4 * points) / d.shared_bytes_per_s;
-  finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
+  finish_prediction(pr, d.launch_seconds + wall_seconds(p, d, issue_rate), points, p.fused_steps);
   return pr;
 }
 
@@ -367,13 +379,9 @@ class Model final : public BackendModel {
   std::string_view name() const override { return "cuda_sptc"; }
   std::optional<std::string> cannot_run(const PlanRequest& r) const override {
     if (auto why = why_not(r)) return why;
-    // A fused plan reads its whole fused patch at every point: near a wall (interior,
-    // fixed_rim) that patch leaves the grid, so one launch equals t steps only at points
-    // at least t r from the rim (docs/BOUNDARIES.md).
-    if (r.steps > 1 && r.boundary != Boundary::periodic) {
-      return "fused steps are exact only away from the rim: " + std::to_string(r.steps) + " steps a launch need a "
-             "periodic boundary (" + to_string(r.boundary) + " given)";
-    }
+    // A fused plan equals t steps only at points at least t r from a wall; the wall kernel
+    // steps the band nearer (docs/BOUNDARIES.md), where its blocks fit shared memory.
+    if (auto why = wall_bands_excluded(r.grid, r.stencil, r.steps, r.boundary)) return why;
     return std::nullopt;
   }
 

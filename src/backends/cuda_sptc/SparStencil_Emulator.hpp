@@ -6,14 +6,18 @@
 /// MMAs: B fragments gathered lane by lane through the gather table, A decoded from the
 /// packed values and metadata, operands rounded to f16/bf16/tf32, products summed in f32.
 /// Results are rounded to the storage precision and written under the boundary contract
-/// (with the plan's stencil radius, the fused one for fused plans).
+/// (with the plan's stencil radius, the fused one for fused plans); plans under walls then
+/// take the wall kernel's band (emulate_wall_bands).
+#include <array>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "SparStencil_Plan.hpp"
 #include "SparStencil_Reference.hpp"
 #include "SparStencil_Rounding.hpp"
 #include "SparStencil_SparseOperand.hpp"
+#include "SparStencil_WallBands.hpp"
 
 namespace sparstencil::cuda_sptc {
 
@@ -36,6 +40,40 @@ inline double stored_value(Precision p, float v) {
 }
 
 }  // namespace emulation
+
+/// The wall kernel (SparStencil_WallKernel.cuh) of a plan under interior or fixed_rim: the
+/// band points off the rim take t single steps, each as the kernel sums it
+/// (one step's weights and the values as operands, fma in term order, f32, rounded to
+/// storage; rim values held).
+template <int D>
+void emulate_wall_bands(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
+  const WallBands bands  = wall_bands(plan);
+  const Stencil<D>& step = as<D>(plan.original);
+  std::vector<float> weights;
+  for (const auto& term : step.terms()) weights.push_back(emulation::operand_value(plan.precision, term.weight));
+  HostGrid<D> now = in, next = in;
+  for (int s = 0; s < plan.fused_steps; ++s) {
+    for (std::size_t flat = 0; flat < now.values.size(); ++flat) {
+      const auto x = now.point(flat);
+      if (!in_interior(step, now.extents, x)) continue;  // the rim keeps the input's values
+      float sum = 0.0f;
+      for (std::size_t k = 0; k < weights.size(); ++k) {
+        auto y = x;
+        for (int a = 0; a < D; ++a) y[a] += step.terms()[k].offset[a];
+        sum = std::fma(weights[k], emulation::operand_value(plan.precision, now(y)), sum);
+      }
+      next.values[flat] = emulation::stored_value(plan.precision, sum);
+    }
+    std::swap(now, next);
+  }
+  std::array<long, 3> extent{1, 1, 1}, x3{};
+  for (int a = 0; a < D; ++a) extent[3 - D + a] = now.extents[a];
+  for (std::size_t flat = 0; flat < now.values.size(); ++flat) {
+    const auto x = now.point(flat);
+    for (int a = 0; a < D; ++a) x3[3 - D + a] = x[a];
+    if (in_wall_band(bands, extent, x3) && in_interior(step, now.extents, x)) out.values[flat] = now.values[flat];
+  }
+}
 
 /// Runs `plan` over `in` into `out` (both of the plan's extents). Throws for a plan of
 /// another backend or without a matrix form, and for one that does not verify (verify():
@@ -155,6 +193,7 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
       if (!in_interior(stencil, in.extents, in.point(flat))) out.values[flat] = in.values[flat];
     }
   }
+  if (!periodic) emulate_wall_bands(plan, in, out);
 }
 
 }  // namespace sparstencil::cuda_sptc

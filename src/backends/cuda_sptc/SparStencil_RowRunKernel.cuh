@@ -160,7 +160,15 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
 // rows, RowRunLayout::distinct; 1-D and 3-D), pipelined pair by pair. A variant of its
 // own: the kernel holding both pipelined loops spilled in 2-D and ran every 2-D plan
 // slower (Box-2D9P 540 -> 445 GStencil/s); alone the loop still spills in 2-D.
-template <Operand P, int D, RowLoop Loop = RowLoop::standard>
+/// `Walls`: the variant for interior and fixed_rim boundaries in 2-D and 3-D (the other
+/// takes any boundary, and is the one for periodic grids): chunks wholly outside the grid
+/// are copied as zeros, and where the output is aligned only whole 16-byte runs off the rim
+/// are stored; the runs the rim cuts and the rim rows are the wall kernel's
+/// (SparStencil_WallKernel.cuh, SparStencil_WallBands.hpp). So warps on strips at a wall
+/// keep pace with the rest: element by element at the wall they held back whole launches
+/// (3.4x), and even a masked store of those runs cost 20% (2-D). Kept apart: the same code
+/// costs the periodic variants registers (the 2-D shifted loops spill).
+template <Operand P, int D, RowLoop Loop = RowLoop::standard, bool Walls = false>
 __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   constexpr bool Distinct = Loop == RowLoop::distinct;
   constexpr bool Shifted  = Loop == RowLoop::shifted_pairs || Loop == RowLoop::shifted_chunks;
@@ -224,7 +232,10 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   // pair are copied so too, then interleaved in place: interleave_arrived.)
   const int n_x         = static_cast<int>(p.extent[2]);
   const int n_y         = static_cast<int>(p.extent[1]);
-  const int lane_source = wrap_once(p.boundary, lane_column, n_x);
+  // (Walls: a chunk wholly outside the grid is zeros, written by the copy: source size 0,
+  // from the row's first value.)
+  const bool lane_outside = Walls && (lane_column + V <= 0 || lane_column >= n_x);
+  const int lane_source   = lane_outside ? 0 : wrap_once(p.boundary, lane_column, n_x);
   const bool lane_whole =
       D > 1 && p.in_aligned && lane_source >= 0 && lane_source + V <= n_x && lane_source % V == 0;
   const unsigned ring_address = static_cast<unsigned>(__cvta_generic_to_shared(ring));
@@ -235,7 +246,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   // of `row` on (copies by 32-bit shared address: no 64-bit ring pointers held).
   auto fill = [&](int at, const T* row, long x) {
     if (D > 1 && lane_whole && row != nullptr) {
-      cp_async_16(ring_address + bytes * at + lane_at, row + lane_source);
+      if constexpr (Walls) cp_async_16(ring_address + bytes * at + lane_at, row + lane_source, lane_outside ? 0u : 16u);
+      else cp_async_16(ring_address + bytes * at + lane_at, row + lane_source);
       return;
     }
     fill_chunk<P>(p, ring + at + lane_unit * V, row, x);
@@ -336,7 +348,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           // whose registers spill unrolled.
 #pragma unroll(P == Operand::tf32 ? 1 : 2)
           for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) {
-            cp_async_16(at + row_shift(a), from);
+            if constexpr (Walls) cp_async_16(at + row_shift(a), from, lane_outside ? 0u : 16u);
+            else cp_async_16(at + row_shift(a), from);
             at += at_step;
             if (at >= lane_end) at -= ring_bytes;
           }
@@ -421,8 +434,10 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   const unsigned e_base = static_cast<unsigned>(__cvta_generic_to_shared(e_shared)) + 4 * lane;
   const unsigned r_base = static_cast<unsigned>(__cvta_generic_to_shared(r_shared)) + 4 * (lane >> 3);
   const int tile_row = lane & 7;  // lane l gives ldmatrix the address of run l / 8 of tile (row) l % 8
-  const int rim[3] = {p.boundary == 0 ? 0 : p.radius[0], p.boundary == 0 ? 0 : p.radius[1],
-                      p.boundary == 0 ? 0 : p.radius[2]};
+  // (Walls: the radii, read from the parameters where needed: fewer registers.)
+  const int rim[3] = {Walls ? p.radius[0] : p.boundary == 0 ? 0 : p.radius[0],
+                      Walls ? p.radius[1] : p.boundary == 0 ? 0 : p.radius[1],
+                      Walls ? p.radius[2] : p.boundary == 0 ? 0 : p.radius[2]};
 
   // Stores: lane l writes 16-byte run l mod row_chunks of rows l / row_chunks + m store_rows.
   constexpr int row_chunks = strip_width / V, store_rows = 32 / row_chunks;
@@ -774,7 +789,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           continue;
         }
         out_row += store_rows * p.out_stride[1];
-        store_run<P>(p, stage + staged, g0, g1, store_x, V);
+        // (Walls, aligned: a run at a wall or a rim row is the wall kernel's.)
+        if (!Walls || !p.out_aligned) store_run<P>(p, stage + staged, g0, g1, store_x, V);
       } else {
         const long x = (static_cast<long>(step_rows) * (first + k) + r) * strip_width + store_chunk * V;
         if (p.out_aligned && x >= rim[2] && x + V <= p.extent[2] - rim[2]) {

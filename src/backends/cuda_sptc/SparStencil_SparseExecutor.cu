@@ -16,6 +16,9 @@
 #include "SparStencil_SparseOperand.hpp"
 #include "SparStencil_RowRunKernel.cuh"
 #include "SparStencil_SparseKernel.cuh"
+#include "SparStencil_Emulator.hpp"
+#include "SparStencil_WallBands.hpp"
+#include "SparStencil_WallKernel.cuh"
 
 namespace sparstencil::cuda_sptc {
 
@@ -26,8 +29,9 @@ using sparstencil::impl::fail;
 
 namespace {
 
-using Kernel    = void (*)(KernelParams);
-using RunKernel = void (*)(RowRunParams);
+using Kernel     = void (*)(KernelParams);
+using RunKernel  = void (*)(RowRunParams);
+using WallKernel = void (*)(impl::WallParams);
 
 
 /// The variant holding `held` chunks (a power of two >= the plan's) for `m_blocks`: one
@@ -90,6 +94,10 @@ struct SparseExecutor::State {
   std::size_t shared_bytes = 0;
   long grid_blocks = 0;
   std::vector<long> contiguous;  ///< row-major strides of the plan's grid
+  impl::WallParams wall_params;  ///< the wall kernel (interior, fixed_rim), where it has work
+  WallKernel wall_kernel = nullptr;
+  long wall_blocks       = 0;
+  std::size_t wall_shared_bytes = 0;
   std::vector<void*> allocations;
 
   ~State() {
@@ -97,6 +105,11 @@ struct SparseExecutor::State {
   }
   /// Launch shape and tables of a row-run plan (`plan` set).
   void set_up_row_runs(const DeviceInfo& info, Operand op);
+  /// The wall kernel's boxes and one step's terms, where the plan has wall work.
+  void set_up_walls(Operand op);
+  /// Enqueues the wall kernel after the sparse one (none where it has no work).
+  void launch_walls(const void* in, const long* in_strides, void* out, const long* out_strides,
+                    cudaStream_t stream) const;
   template <class T>
   const T* keep(T* p) {
     allocations.push_back(p);
@@ -141,22 +154,31 @@ const char* loop_name(RowLoop loop, bool paired) {
     default: return paired ? "pipelined pair loop" : "chunk loop";
   }
 }
-template <Operand P>
+template <Operand P, bool Walls>
 RunKernel row_run_variant(int dims, RowLoop loop) {
   using impl::row_run_kernel;
   if constexpr (P != Operand::tf32) {
     if (loop == RowLoop::distinct) {
-      return dims == 1 ? row_run_kernel<P, 1, RowLoop::distinct> : row_run_kernel<P, 3, RowLoop::distinct>;
+      return dims == 1 ? row_run_kernel<P, 1, RowLoop::distinct> : row_run_kernel<P, 3, RowLoop::distinct, Walls>;
     }
-    if (loop == RowLoop::shifted_pairs) return row_run_kernel<P, 2, RowLoop::shifted_pairs>;
-    if (loop == RowLoop::shifted_chunks) return row_run_kernel<P, 2, RowLoop::shifted_chunks>;
+    if (loop == RowLoop::shifted_pairs) return row_run_kernel<P, 2, RowLoop::shifted_pairs, Walls>;
+    if (loop == RowLoop::shifted_chunks) return row_run_kernel<P, 2, RowLoop::shifted_chunks, Walls>;
   }
-  return dims == 1 ? row_run_kernel<P, 1> : dims == 2 ? row_run_kernel<P, 2> : row_run_kernel<P, 3>;
+  return dims == 1   ? row_run_kernel<P, 1>
+         : dims == 2 ? row_run_kernel<P, 2, RowLoop::standard, Walls>
+                     : row_run_kernel<P, 3, RowLoop::standard, Walls>;
 }
-RunKernel row_run_variant(Operand op, int dims, RowLoop loop) {
-  return op == Operand::f16    ? row_run_variant<Operand::f16>(dims, loop)
-         : op == Operand::bf16 ? row_run_variant<Operand::bf16>(dims, loop)
-                               : row_run_variant<Operand::tf32>(dims, loop);
+/// The kernel of a plan: the walls variant for interior and fixed_rim in 2-D and 3-D.
+RunKernel row_run_variant(Operand op, int dims, RowLoop loop, Boundary boundary) {
+  const bool walls = boundary != Boundary::periodic && dims > 1;
+  if (walls) {
+    return op == Operand::f16    ? row_run_variant<Operand::f16, true>(dims, loop)
+           : op == Operand::bf16 ? row_run_variant<Operand::bf16, true>(dims, loop)
+                                 : row_run_variant<Operand::tf32, true>(dims, loop);
+  }
+  return op == Operand::f16    ? row_run_variant<Operand::f16, false>(dims, loop)
+         : op == Operand::bf16 ? row_run_variant<Operand::bf16, false>(dims, loop)
+                               : row_run_variant<Operand::tf32, false>(dims, loop);
 }
 }  // namespace
 
@@ -264,7 +286,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (plan.interleave != 0 && (op == Operand::tf32 || loop == RowLoop::shifted_pairs)) {
     fail("SparseExecutor", "interleaved image rows are for 16-bit values and unpaired chunks");
   }
-  s.run_kernel       = row_run_variant(op, D, loop);
+  s.run_kernel       = row_run_variant(op, D, loop, plan.boundary);
   s.run_loop         = loop_name(loop, l.paired);
   s.shared_bytes   = l.shared_bytes;
   s.block_threads  = 32 * l.warps;
@@ -274,8 +296,10 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
     fail("SparseExecutor", "a block needs ", s.shared_bytes, " bytes of shared memory, the device allows ",
          shared_limit);
   }
-  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(s.run_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(s.shared_bytes)));
+  // The device's limit, not this plan's need: the attribute is the function's, and a
+  // smaller one set by a later executor would refuse this one's launches.
+  SPARSTENCIL_GPU_CHECK(
+      cudaFuncSetAttribute(s.run_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_limit));
   int per_sm = 0;
   SPARSTENCIL_GPU_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s.run_kernel, s.block_threads, s.shared_bytes));
@@ -314,6 +338,7 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
                      : plan.precision == Precision::bf16 ? Operand::bf16
                                                          : Operand::tf32;
   s.element_bytes  = storage_bytes(plan.precision);
+  s.set_up_walls(op);
   if (!plan.runs.empty()) {
     s.set_up_row_runs(info, op);
     return;
@@ -369,8 +394,7 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
     fail("SparseExecutor", "a block needs ", s.shared_bytes, " bytes of shared memory, the device allows ",
          shared_limit);
   }
-  SPARSTENCIL_GPU_CHECK(
-      cudaFuncSetAttribute(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(s.shared_bytes)));
+  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_limit));
 
   p.stream_axis = 3 - D;
   p.cross_ctas  = 1;
@@ -439,6 +463,63 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
   p.tile_offsets       = s.keep(upload(plan.tile_offsets));
   p.stage_tile_offsets = s.keep(upload(stage_tiles));
   p.stage_row_offsets  = s.keep(upload(stage_rows));
+}
+
+void SparseExecutor::State::set_up_walls(Operand op) {
+  const WallBands bands = wall_bands(plan);
+  if (bands.boxes.empty()) return;
+  impl::WallParams& w = wall_params;
+  const auto extent   = padded(plan.grid, 1L);
+  for (int a = 0; a < 3; ++a) w.extent[a] = extent[a], w.radius[a] = bands.radius[a];
+  w.steps    = bands.steps;
+  w.boundary = plan.boundary == Boundary::interior ? 1 : 2;
+  std::vector<int> offsets;
+  std::vector<float> weights;
+  std::visit(
+      [&](const auto& stencil) {
+        const int D = static_cast<int>(stencil.radius().size());
+        for (const auto& term : stencil.terms()) {
+          for (int a = 0; a < 3 - D; ++a) offsets.push_back(0);
+          for (int a = 0; a < D; ++a) offsets.push_back(term.offset[a]);
+          weights.push_back(emulation::operand_value(plan.precision, term.weight));
+        }
+      },
+      plan.original);
+  w.terms   = static_cast<int>(weights.size());
+  w.offsets = keep(upload(offsets));
+  w.weights = keep(upload(weights));
+  std::vector<long> boxes;
+  for (const WallBox& box : bands.boxes) {
+    boxes.insert(boxes.end(), box.lo.begin(), box.lo.end());
+    boxes.insert(boxes.end(), box.hi.begin(), box.hi.end());
+  }
+  w.boxes     = keep(upload(boxes));
+  wall_blocks = static_cast<long>(bands.boxes.size());
+  if (wall_blocks > INT32_MAX) fail("SparseExecutor", "the wall bands need too many thread blocks");
+  wall_kernel = op == Operand::f16    ? impl::wall_kernel<Operand::f16>
+                : op == Operand::bf16 ? impl::wall_kernel<Operand::bf16>
+                                      : impl::wall_kernel<Operand::tf32>;
+  wall_shared_bytes = bands.shared_bytes;
+  int shared_limit  = 0;
+  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (wall_shared_bytes > static_cast<std::size_t>(shared_limit)) {
+    fail("SparseExecutor", "the wall kernel's blocks need ", wall_shared_bytes, " bytes of shared memory, the device allows ",
+         shared_limit);
+  }
+  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(wall_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_limit));
+}
+
+void SparseExecutor::State::launch_walls(const void* in, const long* in_strides, void* out, const long* out_strides,
+                                         cudaStream_t stream) const {
+  if (wall_blocks == 0) return;
+  impl::WallParams w = wall_params;
+  w.in               = in;
+  w.out              = out;
+  const int D        = plan.dims();
+  const auto is = padded(in_strides, D, 0L), os = padded(out_strides, D, 0L);
+  for (int a = 0; a < 3; ++a) w.in_stride[a] = is[a], w.out_stride[a] = os[a];
+  wall_kernel<<<static_cast<unsigned>(wall_blocks), 256, wall_shared_bytes, stream>>>(w);
+  SPARSTENCIL_GPU_CHECK_LAUNCH();
 }
 
 SparseExecutor::~SparseExecutor()                                = default;
@@ -518,6 +599,7 @@ void SparseExecutor::apply(const void* in, const long* in_strides, void* out, co
                    is[0] % vector == 0;
     s.run_kernel<<<static_cast<unsigned>(s.grid_blocks), s.block_threads, s.shared_bytes, stream>>>(p);
     SPARSTENCIL_GPU_CHECK_LAUNCH();
+    s.launch_walls(in, in_strides, out, out_strides, stream);
     return;
   }
   KernelParams p = s.params;
@@ -530,6 +612,7 @@ void SparseExecutor::apply(const void* in, const long* in_strides, void* out, co
   }
   s.kernel<<<static_cast<unsigned>(s.grid_blocks), impl::threads_per_block, s.shared_bytes, stream>>>(p);
   SPARSTENCIL_GPU_CHECK_LAUNCH();
+  s.launch_walls(in, in_strides, out, out_strides, stream);
 }
 
 }  // namespace sparstencil::cuda_sptc

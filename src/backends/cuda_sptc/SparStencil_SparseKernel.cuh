@@ -116,6 +116,11 @@ __device__ __forceinline__ void cp_async_16(unsigned shared, const void* global)
 __device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
   cp_async_16(static_cast<unsigned>(__cvta_generic_to_shared(shared)), global);
 }
+/// 16 bytes of `source_bytes` (16 or 0) from `global`, the rest zeros: zeros written by the
+/// copy engine (0: nothing read, `global` only needs to be a valid address).
+__device__ __forceinline__ void cp_async_16(unsigned shared, const void* global, unsigned source_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(global), "r"(source_bytes));
+}
 /// A 4-byte copy (through L1: the .cg form takes 16 bytes only).
 __device__ __forceinline__ void cp_async_4(unsigned shared, const void* global) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(shared), "l"(global));

@@ -383,7 +383,9 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
 }
 
 /// Lets `kernel` take `shared` bytes of dynamic shared memory where that passes the
-/// default 48 KiB (the executor checked the device's limit).
+/// default 48 KiB (the executor checked the device's limit). On CUDA the kernel's limit is
+/// raised to the device's: it is the function's, not a launch's, and one set to this
+/// plan's need would refuse another executor's larger launch of the same kernel.
 template <class Kernel>
 void allow_shared(Kernel kernel, std::size_t shared) {
   if (shared <= 48 * 1024) return;
@@ -391,7 +393,11 @@ void allow_shared(Kernel kernel, std::size_t shared) {
   SPARSTENCIL_GPU_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                             hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
 #else
-  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+  int device = 0, limit = 0;
+  SPARSTENCIL_GPU_CHECK(cudaGetDevice(&device));
+  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              std::max(limit, static_cast<int>(shared))));
 #endif
 }
 

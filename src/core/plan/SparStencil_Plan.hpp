@@ -154,8 +154,10 @@ struct Plan {
   std::vector<Bid> bids;  ///< every backend's bids, fastest first; the chosen one included
   Scenario scenario;
 
-  /// Whether one launch equals fused_steps steps at every point (periodic, or no fusion).
-  bool fusion_exact_everywhere() const { return fused_steps == 1 || boundary == Boundary::periodic; }
+  /// Whether one launch equals fused_steps steps at every point: periodic, no fusion, or a
+  /// sparse plan (its executor steps the band along each wall, SparStencil_WallBands.hpp);
+  /// a dense plan's fused launch is exact only at points t r from the walls.
+  bool fusion_exact_everywhere() const { return fused_steps == 1 || boundary == Boundary::periodic || !dense; }
   int dims() const { return static_cast<int>(grid.size()); }
   /// Element strides of the shared-memory block per axis (fastest axis 1, rows
   /// shared_pitch apart): the one layout the gather table and the kernel both assume.
