@@ -98,18 +98,29 @@ struct SparseExecutor::State {
   WallKernel wall_kernel = nullptr;
   long wall_blocks       = 0;
   std::size_t wall_shared_bytes = 0;
+  /// The walls variant of the row-run kernel (2-D, 3-D) stores no point of the band where
+  /// the output is aligned: the wall kernel then runs beside it, on its own stream between
+  /// two events (its blocks take the SMs the sparse launch's last warps leave).
+  bool walls_variant       = false;
+  cudaStream_t wall_stream = nullptr;
+  cudaEvent_t wall_fork = nullptr, wall_join = nullptr;
   std::vector<void*> allocations;
 
   ~State() {
     for (void* p : allocations) cudaFree(p);  // no throw from a destructor
+    if (wall_stream != nullptr) cudaStreamDestroy(wall_stream);
+    if (wall_fork != nullptr) cudaEventDestroy(wall_fork);
+    if (wall_join != nullptr) cudaEventDestroy(wall_join);
   }
   /// Launch shape and tables of a row-run plan (`plan` set).
   void set_up_row_runs(const DeviceInfo& info, Operand op);
   /// The wall kernel's boxes and one step's terms, where the plan has wall work.
   void set_up_walls(Operand op);
-  /// Enqueues the wall kernel after the sparse one (none where it has no work).
-  void launch_walls(const void* in, const long* in_strides, void* out, const long* out_strides,
-                    cudaStream_t stream) const;
+  /// Enqueues the wall kernel (none where it has no work) on `stream`, or `beside` the
+  /// sparse launch enqueued by `sparse()` on the wall stream.
+  template <class Sparse>
+  void launch_with_walls(const void* in, const long* in_strides, void* out, const long* out_strides,
+                         cudaStream_t stream, bool beside, Sparse&& sparse) const;
   template <class T>
   const T* keep(T* p) {
     allocations.push_back(p);
@@ -287,6 +298,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
     fail("SparseExecutor", "interleaved image rows are for 16-bit values and unpaired chunks");
   }
   s.run_kernel       = row_run_variant(op, D, loop, plan.boundary);
+  s.walls_variant    = plan.boundary != Boundary::periodic && D > 1;
   s.run_loop         = loop_name(loop, l.paired);
   s.shared_bytes   = l.shared_bytes;
   s.block_threads  = 32 * l.warps;
@@ -507,10 +519,21 @@ void SparseExecutor::State::set_up_walls(Operand op) {
          shared_limit);
   }
   SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(wall_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_limit));
+  SPARSTENCIL_GPU_CHECK(cudaStreamCreateWithFlags(&wall_stream, cudaStreamNonBlocking));
+  SPARSTENCIL_GPU_CHECK(cudaEventCreateWithFlags(&wall_fork, cudaEventDisableTiming));
+  SPARSTENCIL_GPU_CHECK(cudaEventCreateWithFlags(&wall_join, cudaEventDisableTiming));
 }
 
-void SparseExecutor::State::launch_walls(const void* in, const long* in_strides, void* out, const long* out_strides,
-                                         cudaStream_t stream) const {
+template <class Sparse>
+void SparseExecutor::State::launch_with_walls(const void* in, const long* in_strides, void* out,
+                                              const long* out_strides, cudaStream_t stream, bool beside,
+                                              Sparse&& sparse) const {
+  beside = beside && wall_blocks > 0;
+  if (beside) {
+    SPARSTENCIL_GPU_CHECK(cudaEventRecord(wall_fork, stream));
+    SPARSTENCIL_GPU_CHECK(cudaStreamWaitEvent(wall_stream, wall_fork, 0));
+  }
+  sparse();
   if (wall_blocks == 0) return;
   impl::WallParams w = wall_params;
   w.in               = in;
@@ -518,8 +541,12 @@ void SparseExecutor::State::launch_walls(const void* in, const long* in_strides,
   const int D        = plan.dims();
   const auto is = padded(in_strides, D, 0L), os = padded(out_strides, D, 0L);
   for (int a = 0; a < 3; ++a) w.in_stride[a] = is[a], w.out_stride[a] = os[a];
-  wall_kernel<<<static_cast<unsigned>(wall_blocks), 256, wall_shared_bytes, stream>>>(w);
+  wall_kernel<<<static_cast<unsigned>(wall_blocks), 256, wall_shared_bytes, beside ? wall_stream : stream>>>(w);
   SPARSTENCIL_GPU_CHECK_LAUNCH();
+  if (beside) {
+    SPARSTENCIL_GPU_CHECK(cudaEventRecord(wall_join, wall_stream));
+    SPARSTENCIL_GPU_CHECK(cudaStreamWaitEvent(stream, wall_join, 0));
+  }
 }
 
 SparseExecutor::~SparseExecutor()                                = default;
@@ -597,9 +624,10 @@ void SparseExecutor::apply(const void* in, const long* in_strides, void* out, co
                     os[0] % vector == 0;
     p.in_aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && is[2] == 1 && is[1] % vector == 0 &&
                    is[0] % vector == 0;
-    s.run_kernel<<<static_cast<unsigned>(s.grid_blocks), s.block_threads, s.shared_bytes, stream>>>(p);
-    SPARSTENCIL_GPU_CHECK_LAUNCH();
-    s.launch_walls(in, in_strides, out, out_strides, stream);
+    s.launch_with_walls(in, in_strides, out, out_strides, stream, s.walls_variant && p.out_aligned, [&] {
+      s.run_kernel<<<static_cast<unsigned>(s.grid_blocks), s.block_threads, s.shared_bytes, stream>>>(p);
+      SPARSTENCIL_GPU_CHECK_LAUNCH();
+    });
     return;
   }
   KernelParams p = s.params;
@@ -610,9 +638,10 @@ void SparseExecutor::apply(const void* in, const long* in_strides, void* out, co
     p.in_stride[a]  = is[a];
     p.out_stride[a] = os[a];
   }
-  s.kernel<<<static_cast<unsigned>(s.grid_blocks), impl::threads_per_block, s.shared_bytes, stream>>>(p);
-  SPARSTENCIL_GPU_CHECK_LAUNCH();
-  s.launch_walls(in, in_strides, out, out_strides, stream);
+  s.launch_with_walls(in, in_strides, out, out_strides, stream, false, [&] {
+    s.kernel<<<static_cast<unsigned>(s.grid_blocks), impl::threads_per_block, s.shared_bytes, stream>>>(p);
+    SPARSTENCIL_GPU_CHECK_LAUNCH();
+  });
 }
 
 }  // namespace sparstencil::cuda_sptc
