@@ -179,9 +179,8 @@ RunKernel row_run_variant(int dims, RowLoop loop) {
          : dims == 2 ? row_run_kernel<P, 2, RowLoop::standard, Walls>
                      : row_run_kernel<P, 3, RowLoop::standard, Walls>;
 }
-/// The kernel of a plan: the walls variant for interior and fixed_rim in 2-D and 3-D.
-RunKernel row_run_variant(Operand op, int dims, RowLoop loop, Boundary boundary) {
-  const bool walls = boundary != Boundary::periodic && dims > 1;
+/// The kernel of a plan: the walls variant where asked (interior and fixed_rim, 2-D, 3-D).
+RunKernel row_run_variant(Operand op, int dims, RowLoop loop, bool walls) {
   if (walls) {
     return op == Operand::f16    ? row_run_variant<Operand::f16, true>(dims, loop)
            : op == Operand::bf16 ? row_run_variant<Operand::bf16, true>(dims, loop)
@@ -297,8 +296,8 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (plan.interleave != 0 && (op == Operand::tf32 || loop == RowLoop::shifted_pairs)) {
     fail("SparseExecutor", "interleaved image rows are for 16-bit values and unpaired chunks");
   }
-  s.run_kernel       = row_run_variant(op, D, loop, plan.boundary);
   s.walls_variant    = plan.boundary != Boundary::periodic && D > 1;
+  s.run_kernel       = row_run_variant(op, D, loop, s.walls_variant);
   s.run_loop         = loop_name(loop, l.paired);
   s.shared_bytes   = l.shared_bytes;
   s.block_threads  = 32 * l.warps;
