@@ -145,13 +145,13 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
   return best;
 }
 
-/// StreamTemporalKernel in the model, fitted on the H100 (perf_tests/RESULTS.md: Heat-2D
-/// f32 and f64, Box-2D9P and Box-2D49P f64, Heat-3D and Box-3D27P f32 at depths 2-4, each
-/// within 10%). An output point of a launch of t steps
+/// StreamTemporalKernel in the model, fitted on the H100 (perf_tests/RESULTS.md, twenty-sixth
+/// session: Heat-2D f32 and f64, Box-2D9P and Box-2D49P f64, Heat-3D and Box-3D27P f32 at
+/// depths 2-4, each within 5%). An output point of a launch of t steps
 /// costs its memory traffic (read and write at the copy bandwidth in 2-D, 86.5% of it in
-/// 3-D) and t levels of work in issue slots (per level 12 + 2.3 a term in 2-D, 38 + 1.3 a
+/// 3-D) and t levels of work in issue slots (per level 6 + 2.6 a term in 2-D, 28 + 1.2 a
 /// term in 3-D; a term of 8-byte values 1.2 times that); the two overlap but for 35% (2-D)
-/// or 37% (3-D) of the shorter. Both scale with the work the team's span and its chunk's
+/// or 50% (3-D) of the shorter. Both scale with the work the team's span and its chunk's
 /// warm-up add. The fastest streaming candidate that runs; nothing where none does.
 std::optional<double> stream_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,
                                               const CompiledShape& shape) {
@@ -162,10 +162,10 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   if (!d.gpu || D < 2 || shape.streaming_only || t > stream_temporal_depth(D, R)) return std::nullopt;
   const bool plane          = D == 2;
   const double memory       = 2.0 * bytes / (d.memory_bytes_per_s * (plane ? 1.0 : 0.865));
-  const double per_term     = (plane ? 2.3 : 1.3) * (bytes == 8 ? 1.2 : 1.0);
-  const double level_slots  = (plane ? 12.0 : 38.0) + static_cast<double>(term_count(r.stencil)) * per_term;
+  const double per_term     = (plane ? 2.6 : 1.2) * (bytes == 8 ? 1.2 : 1.0);
+  const double level_slots  = (plane ? 6.0 : 28.0) + static_cast<double>(term_count(r.stencil)) * per_term;
   const double work_seconds = t * level_slots / (d.cuda_f32_flops / 2);
-  const double overlap      = plane ? 0.35 : 0.37;
+  const double overlap      = plane ? 0.35 : 0.5;
   const double per_point    = std::max(memory, work_seconds) + overlap * std::min(memory, work_seconds);
   // Teams at once: half an SM's threads (the kernels take 72-128 registers a thread), the
   // chunks cut for stream_temporal_waves times them.

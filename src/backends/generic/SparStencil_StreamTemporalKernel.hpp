@@ -169,7 +169,8 @@ struct StreamTemporalKernel {
     const int column0   = (t % g.threads_fast) * W;
     const int row0      = D == 3 ? t / g.threads_fast : 0;
     const int n0        = g.extent[0];
-    long in_offset[Y][W], out_offset[Y][W];
+    const T* read_at[Y][W];  // the point's place in plane 0 (any plane: + its offset)
+    T* write_at[Y][W];
     bool inside[Y][W], rim[Y][W], owned[Y][W];
     SPARSTENCIL_UNROLL
     for (int j = 0; j < Y; ++j) {
@@ -180,8 +181,7 @@ struct StreamTemporalKernel {
         inside[j][w]     = true;
         rim[j][w]        = false;
         owned[j][w]      = true;
-        in_offset[j][w]  = 0;
-        out_offset[j][w] = 0;
+        long in_offset = 0, out_offset = 0;
         for (int k = D == 3 ? 1 : 2; k < 3; ++k) {
           const int a = k - (3 - D);  // kernel axis: 1 (3-D rows) or D - 1 (columns)
           const int n = g.extent[a];
@@ -193,11 +193,13 @@ struct StreamTemporalKernel {
           owned[j][w] = owned[j][w] && local[k - 1] >= halo_span && local[k - 1] < extent[k - 1] - halo_span &&
                         origin[a] + local[k - 1] - halo_span < n;
           if (in_grid) {
-            in_offset[j][w] += static_cast<long>(c) * g.in_stride[a];
-            out_offset[j][w] += static_cast<long>(c) * g.out_stride[a];
+            in_offset += static_cast<long>(c) * g.in_stride[a];
+            out_offset += static_cast<long>(c) * g.out_stride[a];
           }
         }
         if (periodic) rim[j][w] = false;
+        read_at[j][w]  = in + in_offset;
+        write_at[j][w] = out + out_offset;
       }
     }
     // Where the thread's chunk of row j lies in a plane's scratch.
@@ -212,31 +214,40 @@ struct StreamTemporalKernel {
     const int inputs  = outputs + 2 * halo_span;
     const int phases  = outputs + Depth * width;
 
+    // The next input plane to fetch along k = 0 (wrapped into the grid when periodic) and
+    // its offset, and the offset of the plane the last level completes: each advances a
+    // plane a phase, so an address costs an add rather than 64-bit multiplies.
+    int fetch_z = first;
+    if (periodic) fetch_z = ((fetch_z % n0) + n0) % n0;
+    long fetch_base = static_cast<long>(fetch_z) * g.in_stride[0];
+    long store_base = static_cast<long>(first - Depth * (R + 1)) * g.out_stride[0];  // phase 0's last level
+
     // Issues the copies of input plane `first + p` into its ring slot (zero outside the
-    // grid; wrapped under a periodic boundary), then closes the group.
+    // grid; wrapped under a periodic boundary), then closes the group. Called for p = 0,
+    // 1, 2, ... in turn.
     auto fetch = [&](int p) {
       if (p < inputs) {
-        int z = first + p;
-        if (periodic) {
-          z %= n0;
-          z += z < 0 ? n0 : 0;
-        }
-        const bool z_in    = z >= 0 && z < n0;
-        const long z_base  = z_in ? static_cast<long>(z) * g.in_stride[0] : 0;
-        T* slot            = input + (p & (input_slots - 1)) * plane;
+        const bool z_in = fetch_z >= 0 && fetch_z < n0;
+        T* slot         = input + (p & (input_slots - 1)) * plane;
         SPARSTENCIL_UNROLL
         for (int j = 0; j < Y; ++j) {
           SPARSTENCIL_UNROLL
           for (int w = 0; w < W; ++w) {
             const bool ok = z_in && inside[j][w];
             T* to         = slot + corner(j) + w;
-            const T* from = ok ? in + z_base + in_offset[j][w] : in;
+            const T* from = ok ? read_at[j][w] + fetch_base : in;
             if constexpr (copies_async<T>()) copy_or_zero_async(to, from, ok);
             else *to = ok ? *from : T(0);
           }
         }
       }
       commit_scratch_copies();
+      ++fetch_z;
+      fetch_base += g.in_stride[0];
+      if (periodic && fetch_z == n0) {
+        fetch_z    = 0;
+        fetch_base = 0;
+      }
     };
 
     // Level s's sums of the 2R + 1 planes in flight, a ring that turns by renaming: the
@@ -314,13 +325,13 @@ struct StreamTemporalKernel {
           if constexpr (Checked) {
             const bool o_in   = o >= 0 && o < n0;
             const bool o_rim  = !periodic && o_in && (o < g.halo[0] || o >= n0 - g.halo[0]);
-            const long z_base = static_cast<long>(o_in ? o : 0) * g.in_stride[0];
+            const long z_base = static_cast<long>(o_in ? o : 0) * g.in_stride[0];  // (rim values: rare)
             SPARSTENCIL_UNROLL
             for (int w = 0; w < W; ++w) {
               const bool in_grid = inside[j][w] && (periodic || o_in);
               const bool on_rim  = in_grid && (rim[j][w] || o_rim);
               if (!in_grid) value[w] = T(0);
-              else if (on_rim) value[w] = in[z_base + in_offset[j][w]];
+              else if (on_rim) value[w] = read_at[j][w][z_base];
               keep[w] = keep[w] && in_grid && !(on_rim && boundary == Boundary::interior) && o >= origin[0] &&
                         o < origin[0] + outputs;
             }
@@ -331,10 +342,9 @@ struct StreamTemporalKernel {
             for (int w = 0; w < W; ++w) v.v[w] = value[w];
             *reinterpret_cast<Chunk*>(write_levels + 2L * (s - 1) * plane + corner(j)) = v;
           } else {
-            const long o_base = static_cast<long>(o) * g.out_stride[0];
             SPARSTENCIL_UNROLL
             for (int w = 0; w < W; ++w) {
-              if (keep[w]) out[o_base + out_offset[j][w]] = value[w];
+              if (keep[w]) write_at[j][w][store_base] = value[w];
             }
           }
         }
@@ -346,6 +356,7 @@ struct StreamTemporalKernel {
     auto run = [&](int p, auto turn, auto checked) {
       fetch(p + ahead);
       phase(p, turn, checked);
+      store_base += g.out_stride[0];
       wait_scratch_groups<ahead>();
       team.team_barrier();
     };
