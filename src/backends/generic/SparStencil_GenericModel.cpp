@@ -147,7 +147,7 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
 
 /// StreamTemporalKernel in the model, fitted on the H100 (perf_tests/RESULTS.md, twenty-sixth
 /// session: Heat-2D f32 and f64, Box-2D9P and Box-2D49P f64, Heat-3D and Box-3D27P f32 at
-/// depths 2-4, each within 5%). An output point of a launch of t steps
+/// depths 2-4, each within 6%). An output point of a launch of t steps
 /// costs its memory traffic (read and write at the copy bandwidth in 2-D, 86.5% of it in
 /// 3-D) and t levels of work in issue slots (per level 6 + 2.6 a term in 2-D, 28 + 1.2 a
 /// term in 3-D; a term of 8-byte values 1.2 times that); the two overlap but for 35% (2-D)
