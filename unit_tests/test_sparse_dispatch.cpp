@@ -1,6 +1,6 @@
 // Kokkos dispatch to the CUDA sparse executor: half_t Views in CudaSpace, LayoutLeft and
 // LayoutRight, go through sparstencil::apply/iterate to cuda_sptc when the planner picks
-// it (Box-2D49P at this size) or when forced, and match the double reference within the
+// it (Box-2D49P at these sizes) or when forced, and match the double reference within the
 // tensor-core bound. Skips, saying why, without Kokkos CUDA, the executor or a GPU of
 // compute capability 8.0+; where the executor is not built, forcing it is a clear error.
 #include "test_utils.hpp"
@@ -16,9 +16,9 @@ namespace {
   } while (0)
 
 template <class Layout>
-void expect_sparse_apply(const Stencil<2>& stencil, Boundary boundary, const std::string& choice) {
+void expect_sparse_apply(const Stencil<2>& stencil, Boundary boundary, const std::string& choice,
+                         const std::array<int, 2>& e = {203, 517}) {
   using View           = GridView<Kokkos::Experimental::half_t, 2, Layout, Kokkos::CudaSpace>;
-  const std::array<int, 2> e = {203, 517};
   View in = make_view<View>("in", e), out = make_view<View>("out", e);
   fill_random<2>(in, 5);
   fill_random<2>(out, 6);
@@ -37,9 +37,13 @@ void expect_sparse_apply(const Stencil<2>& stencil, Boundary boundary, const std
 TEST(SparseDispatch, PlannerPicksSparseForBox2D49P) {
   SKIP_WITHOUT_SPARSE_DISPATCH();
   const Stencil<2> s = as<2>(presets::by_name("box2d49p"));
+  // At walls a sparse step is two launches (the wall kernel beside the sparse one), so on
+  // small grids, where a launch is the whole cost, the planner prefers the dense executor's
+  // one: the grid there is one a launch does not dominate.
   for (Boundary b : {Boundary::periodic, Boundary::interior, Boundary::fixed_rim}) {
-    expect_sparse_apply<Kokkos::LayoutRight>(s, b, "");
-    expect_sparse_apply<Kokkos::LayoutLeft>(s, b, "");
+    const std::array<int, 2> e = b == Boundary::periodic ? std::array<int, 2>{203, 517} : std::array<int, 2>{3001, 4099};
+    expect_sparse_apply<Kokkos::LayoutRight>(s, b, "", e);
+    expect_sparse_apply<Kokkos::LayoutLeft>(s, b, "", e);
   }
 }
 
