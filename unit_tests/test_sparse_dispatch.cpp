@@ -37,11 +37,12 @@ void expect_sparse_apply(const Stencil<2>& stencil, Boundary boundary, const std
 TEST(SparseDispatch, PlannerPicksSparseForBox2D49P) {
   SKIP_WITHOUT_SPARSE_DISPATCH();
   const Stencil<2> s = as<2>(presets::by_name("box2d49p"));
-  // At walls a sparse step is two launches (the wall kernel beside the sparse one), so on
-  // small grids, where a launch is the whole cost, the planner prefers the dense executor's
-  // one: the grid there is one a launch does not dominate.
+  // At walls a sparse step is two launches (the wall kernel beside the sparse one): on
+  // grids so small that a launch is the whole cost the planner takes the dense executor's
+  // single launch, so the walls are asked on a grid launches do not dominate.
+  const std::array<int, 2> small = {203, 517}, large = {3001, 4099};
   for (Boundary b : {Boundary::periodic, Boundary::interior, Boundary::fixed_rim}) {
-    const std::array<int, 2> e = b == Boundary::periodic ? std::array<int, 2>{203, 517} : std::array<int, 2>{3001, 4099};
+    const std::array<int, 2>& e = b == Boundary::periodic ? small : large;
     expect_sparse_apply<Kokkos::LayoutRight>(s, b, "", e);
     expect_sparse_apply<Kokkos::LayoutLeft>(s, b, "", e);
   }

@@ -325,7 +325,7 @@ struct StreamTemporalKernel {
           if constexpr (Checked) {
             const bool o_in   = o >= 0 && o < n0;
             const bool o_rim  = !periodic && o_in && (o < g.halo[0] || o >= n0 - g.halo[0]);
-            const long z_base = static_cast<long>(o_in ? o : 0) * g.in_stride[0];  // (rim values: rare)
+            const long z_base = static_cast<long>(o_in ? o : 0) * g.in_stride[0];  // checked phases only
             SPARSTENCIL_UNROLL
             for (int w = 0; w < W; ++w) {
               const bool in_grid = inside[j][w] && (periodic || o_in);
