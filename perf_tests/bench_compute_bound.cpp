@@ -8,8 +8,9 @@
 //   point and term) as a share of the peak of the same precision.
 // - with --dense instead (a build with the dense executor on CUDA): the dense matrix-core
 //   backend beside the generic executor in the same run on the boxes the plain cores are compute
-//   bound on: the 15 x 15 box in half and double, Box-2D49P and the 7 x 7 x 7 box in double
-//   (and the memory-bound 3 x 3 box in half, for the cost model).
+//   bound on: the 15 x 15 box in half, float (tf32 operands) and double, Box-2D49P and the
+//   7 x 7 x 7 box in float and double (and the memory-bound 3 x 3 box in half and float, for
+//   the cost model).
 // Device time per launch: bench_timing.hpp.
 #include <SparStencil.hpp>
 
@@ -122,8 +123,8 @@ double run_box(int r, long n, int launches, int repeats, double peak, const char
 
 /// The dense backend against the generic executor on one box, in the same run, and their
 /// outputs against each other: |dense - generic| within the operands' rounding (2^-9 for
-/// half: weights and sums rounded to f16, inputs in [-1, 1] and the weights' sum below
-/// 1.5; 2^-40 for double). Throws where they differ by more.
+/// half and float: weights and sums rounded to f16, or weights and inputs to tf32, inputs
+/// in [-1, 1] and the weights' sum below 1.5; 2^-40 for double). Throws where they differ by more.
 template <class T, int D>
 void dense_against_generic(int r, long n, int launches, int repeats, const char* type) {
   std::vector<double> from_generic, from_dense;
@@ -158,6 +159,10 @@ int run(int argc, char* argv[]) {
     using Half = Kokkos::Experimental::half_t;
     dense_against_generic<Half, 2>(1, small ? 96 : 10240, launches, repeats, "half");  // memory bound
     dense_against_generic<Half, 2>(7, small ? 96 : 10240, launches, repeats, "half");
+    dense_against_generic<float, 2>(1, small ? 96 : 10240, launches, repeats, "float");  // memory bound
+    dense_against_generic<float, 2>(7, small ? 96 : 10240, launches, repeats, "float");
+    dense_against_generic<float, 2>(3, small ? 96 : 10240, launches, repeats, "float");
+    dense_against_generic<float, 3>(3, small ? 48 : 512, launches, repeats, "float");
     dense_against_generic<double, 2>(7, small ? 96 : 10240, launches, repeats, "double");
     dense_against_generic<double, 2>(3, small ? 96 : 10240, launches, repeats, "double");
     dense_against_generic<double, 3>(3, small ? 48 : 512, launches, repeats, "double");

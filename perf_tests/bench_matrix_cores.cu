@@ -44,11 +44,23 @@ struct BF16 {
   }
 };
 
+struct TF32 {
+  static constexpr const char* name = "mma.sync m16n8k8 tf32 -> f32";
+  static constexpr double flops      = 2.0 * 16 * 8 * 8;
+  __device__ static void run(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
 template <class I>
 __global__ void __launch_bounds__(block) half_peak(float* out) {
-  // 1.0 and 0.5 in f16 (0x3c00, 0x3800) or bf16 (0x3f80, 0x3f00) halves: nonzero operands.
-  const bool bf = std::is_same_v<I, BF16>;
-  const unsigned one = bf ? 0x3f803f80u : 0x3c003c00u, half = bf ? 0x3f003f00u : 0x38003800u;
+  // 1.0 and 0.5: f16 halves (0x3c00, 0x3800), bf16 halves (0x3f80, 0x3f00) or tf32 words
+  // (0x3f800000, 0x3f000000): nonzero operands.
+  const bool bf = std::is_same_v<I, BF16>, tf32 = std::is_same_v<I, TF32>;
+  const unsigned one  = tf32 ? 0x3f800000u : bf ? 0x3f803f80u : 0x3c003c00u;
+  const unsigned half = tf32 ? 0x3f000000u : bf ? 0x3f003f00u : 0x38003800u;
   unsigned a[4] = {one, half, one, half}, b[2] = {half, one};
   float c[chains][4];
   for (int j = 0; j < chains; ++j)
@@ -154,6 +166,7 @@ int main(int argc, char** argv) {
     const int blocks = prop.multiProcessorCount * 8;  // 64 warps an SM
     measure<float>(F16::name, F16::flops, half_peak<F16>, blocks, repeats);
     measure<float>(BF16::name, BF16::flops, half_peak<BF16>, blocks, repeats);
+    measure<float>(TF32::name, TF32::flops, half_peak<TF32>, blocks, repeats);
     measure<double>("mma.sync m8n8k4 f64", 2.0 * 8 * 8 * 4, double_peak<8, 4>, blocks, repeats);
     if (prop.major >= 9) {
       measure<double>("mma.sync m16n8k4 f64 (sm_90)", 2.0 * 16 * 8 * 4, double_peak<16, 4>, blocks, repeats);

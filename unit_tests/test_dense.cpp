@@ -1,6 +1,6 @@
 // The dense matrix-core backend on the host: each vendor's fragment layout against the
 // vendor's own tables, its plans (every preset, the catalogue, random stencils, the three
-// boundaries, odd and prime grids, f16, bf16, f64), and their emulation through the
+// boundaries, odd and prime grids, f16, bf16, tf32, f64), and their emulation through the
 // kernel's fragment mapping with NVIDIA's and AMD's instructions against the double
 // reference within the precision's bound.
 #include <fstream>
@@ -60,6 +60,7 @@ void expect_layout_covers_once() {
 
 TEST(DenseFragments, EveryLayoutCoversItsMatricesOnce) {
   expect_layout_covers_once<dense::NvidiaF16>();
+  expect_layout_covers_once<dense::NvidiaTF32>();
   expect_layout_covers_once<dense::NvidiaF64>();
   expect_layout_covers_once<dense::NvidiaF64Sm90>();
   expect_layout_covers_once<dense::AmdF16>();
@@ -119,6 +120,19 @@ TEST(DenseFragments, NvidiaLayoutsAreThePtxFigures) {
       EXPECT_EQ(dense::NvidiaF16::c(lane, i).row, i < 2 ? group : group + 8) << lane << " c" << i;
       EXPECT_EQ(dense::NvidiaF16::c(lane, i).col, thread * 2 + (i & 1)) << lane << " c" << i;
     }
+    // m16n8k8 .tf32: A row groupID for a0, a2, groupID + 8 for a1, a3; column
+    // threadID_in_group for a0, a1, + 4 for a2, a3. B row threadID_in_group for b0, + 4
+    // for b1; column groupID. C as f16's.
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(dense::NvidiaTF32::a(lane, i).row, i % 2 ? group + 8 : group) << lane << " tf32 a" << i;
+      EXPECT_EQ(dense::NvidiaTF32::a(lane, i).col, i < 2 ? thread : thread + 4) << lane << " tf32 a" << i;
+      EXPECT_EQ(dense::NvidiaTF32::c(lane, i).row, i < 2 ? group : group + 8);
+      EXPECT_EQ(dense::NvidiaTF32::c(lane, i).col, thread * 2 + (i & 1));
+    }
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(dense::NvidiaTF32::b(lane, i).row, thread + 4 * i) << lane << " tf32 b" << i;
+      EXPECT_EQ(dense::NvidiaTF32::b(lane, i).col, group) << lane << " tf32 b" << i;
+    }
     // m8n8k4 .f64: A row groupID, column threadID_in_group; B row threadID_in_group,
     // column groupID; C row groupID, columns threadID_in_group * 2 + i.
     // m16n8k4 .f64 (sm_90): A row groupID for a0, groupID + 8 for a1, column
@@ -161,7 +175,8 @@ TEST(DenseFragments, LdmatrixGivesTheF16BLayout) {
   }
 }
 
-inline constexpr Precision dense_precisions[] = {Precision::f16, Precision::bf16, Precision::f64};
+inline constexpr Precision dense_precisions[] = {Precision::f16, Precision::bf16, Precision::tf32, Precision::f64};
+constexpr int dense_precision_count = sizeof dense_precisions / sizeof dense_precisions[0];
 
 /// A dense plan of `s` emulated with both vendors' instructions, against the reference.
 template <int D>
@@ -174,6 +189,10 @@ void expect_dense_plan_emulates(const Plan& plan, std::uint64_t seed) {
   for (dense::Vendor vendor : {dense::Vendor::nvidia, dense::Vendor::nvidia_sm90, dense::Vendor::amd}) {
     if (vendor == dense::Vendor::nvidia_sm90 && plan.precision != Precision::f64) continue;  // f64 alone differs
     HostGrid<D> out = before;
+    if (vendor == dense::Vendor::amd && plan.precision == Precision::tf32) {  // no tf32 MFMA on gfx90a
+      EXPECT_ERROR_MENTIONS(dense::emulate(plan, in, out, vendor), "AMD", "tf32");
+      continue;
+    }
     dense::emulate(plan, in, out, vendor);
     EXPECT_TRUE(within_bound(out, want.expected, want.slack, 1.0, want.margin))
         << name(plan.original) << " " << to_string(plan.precision) << " " << to_string(plan.boundary) << " tile "
@@ -261,7 +280,7 @@ TEST(DensePlans, CatalogueAndRandomStencilsEmulate) {
   for (const auto& entry : load_catalogue(reference_catalogue_path())) {
     std::visit([&](const auto& s) {
       constexpr int D = std::decay_t<decltype(s)>::rank;
-      const Precision p = dense_precisions[seed % 3];
+      const Precision p = dense_precisions[seed % dense_precision_count];
       const Boundary b  = all_boundaries[seed % 3];
       std::array<int, D> grid = small_grid<D>();
       for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
@@ -271,7 +290,7 @@ TEST(DensePlans, CatalogueAndRandomStencilsEmulate) {
   }
   std::mt19937_64 rng(7);
   for (int i = 0; i < 30; ++i, ++seed) {
-    const Precision p = dense_precisions[i % 3];
+    const Precision p = dense_precisions[i % dense_precision_count];
     const Boundary b  = all_boundaries[(i / 3) % 3];
     if (i % 3 == 0) expect_request_plans_and_emulates<1>(request_for<1>(random_stencil<1>(rng, 1 + i % 5), p, b, 1, {4099}), seed);
     else if (i % 3 == 1) expect_request_plans_and_emulates<2>(request_for<2>(random_stencil<2>(rng, 1 + i % 4), p, b), seed);
@@ -296,6 +315,10 @@ TEST(DensePlans, ClearErrors) {
   r.precision = Precision::f16;
   r.device    = "cpu";
   EXPECT_ERROR_MENTIONS(make_plan(r), "dense", "no dense matrix cores");
+  r.device    = "mi250x";  // AMD's MFMA has no tf32
+  r.precision = Precision::tf32;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "dense", "mi250x", "tf32");
+  r.precision = Precision::f16;
   r.device = "h100";
   // A weight past f16's range cannot be held in A'.
   r.stencil = Stencil<2>({{{0, 0}, 1e5}, {{0, 1}, 1.0}});
@@ -316,7 +339,7 @@ TEST(DensePlans, PackingRoundTrips) {
     for (int row = 0; row < 16; ++row) {
       for (std::size_t k = 0; k < plan.order.columns.size(); ++k) {
         const int c       = plan.order.columns[k];
-        const double want = c == zero_column ? 0.0 : dense::emulation::operand_value(p, a(row, c));
+        const double want = c == zero_column ? 0.0 : impl::operand_value(p, a(row, c));
         ASSERT_EQ(dense::unpack_dense(plan.a, p, row, static_cast<int>(k)), want) << to_string(p);
       }
     }
@@ -377,6 +400,15 @@ TEST(DensePlans, VerifyRefusesInconsistentPlans) {
   HostGrid<2> in({19, 37}), out({19, 37});
   p.grid = {19, 37};
   EXPECT_ERROR_MENTIONS(dense::emulate(p, in, out, dense::Vendor::nvidia), "tiles", "one unit a wave");
+  // tf32: a word a value, k = 8.
+  const Plan tf32 = dense::make_dense_plan(request_for<2>(presets::heat_2d(), Precision::tf32, Boundary::periodic));
+  EXPECT_NO_THROW(verify(tf32));
+  p = tf32;
+  p.a.values.resize(p.a.values.size() / 2);  // packed as two values a word
+  EXPECT_ERROR_MENTIONS(verify(p), "a.values", "tf32");
+  p       = tf32;
+  p.mma.k = 16;
+  EXPECT_ERROR_MENTIONS(verify(p), "mma", "m16n8k8");
 }
 
 /// The planner asks the dense model where its device has matrix cores: explain() lists it.

@@ -1,7 +1,7 @@
-// Kokkos dispatch to the dense matrix-core executor: half_t (f16) and double (f64) Views in
-// CudaSpace, LayoutLeft and LayoutRight, through sparstencil::apply/iterate with the
-// backend named, under every boundary, against the double reference within the matrix
-// step's bound. Skips, saying why, without a GPU of compute capability 8.0+; where the
+// Kokkos dispatch to the dense matrix-core executor: half_t (f16), float (tf32) and double
+// (f64) Views in CudaSpace, LayoutLeft and LayoutRight, through sparstencil::apply/iterate
+// with the backend named, under every boundary, against the double reference within the
+// matrix step's bound; float Views stay off it unless it is named or tf32 is allowed. Skips, saying why, without a GPU of compute capability 8.0+; where the
 // executor is not built, forcing it is a clear error.
 #include "test_utils.hpp"
 
@@ -19,7 +19,9 @@ namespace {
   } while (0)
 
 template <class T>
-constexpr Precision operands = std::is_same_v<T, double> ? Precision::f64 : Precision::f16;
+constexpr Precision operands = std::is_same_v<T, double>  ? Precision::f64
+                               : std::is_same_v<T, float> ? Precision::tf32
+                                                          : Precision::f16;
 
 template <class T, class Layout, int D>
 void expect_dense_apply(const Stencil<D>& stencil, Boundary boundary, const std::array<int, D>& e) {
@@ -49,11 +51,48 @@ TEST(DenseDispatch, PresetsBothLayoutsEveryBoundary) {
       expect_dense_apply<Kokkos::Experimental::half_t, Kokkos::LayoutLeft, 2>(s, b, {203, 517});
       expect_dense_apply<double, Kokkos::LayoutRight, 2>(s, b, {131, 263});
       expect_dense_apply<double, Kokkos::LayoutLeft, 2>(s, b, {131, 263});
+      expect_dense_apply<float, Kokkos::LayoutRight, 2>(s, b, {157, 389});
+      expect_dense_apply<float, Kokkos::LayoutLeft, 2>(s, b, {157, 389});
     }
     const Stencil<3> box = as<3>(presets::by_name("box3d27p"));
     expect_dense_apply<double, Kokkos::LayoutRight, 3>(box, b, {23, 29, 67});
     expect_dense_apply<Kokkos::Experimental::half_t, Kokkos::LayoutLeft, 3>(box, b, {23, 29, 67});
+    expect_dense_apply<float, Kokkos::LayoutRight, 3>(box, b, {23, 29, 67});
   }
+}
+
+/// tf32 rounds float inputs to 10 mantissa bits: float Views reach the dense executor only
+/// where the user asks (the backend named, or Options::float_operands = tf32 and the
+/// planner's choice: the 15 x 15 box, compute bound, goes to dense on the H100; the 3 x 3
+/// box, memory bound, stays generic), never by default.
+TEST(DenseDispatch, FloatViewsRunAsTf32OnlyWhereAsked) {
+  SKIP_WITHOUT_DENSE_DISPATCH();
+  using View = GridView<float, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+  View in("in", 2048, 2048), out("out", 2048, 2048);
+  fill_random<2>(in, 3);
+  const Stencil<2> box = as<2>(presets::by_name("box2d49p"));
+  const RunReport chosen = apply(Kokkos::Cuda(), box, in, out, {Boundary::periodic});
+  EXPECT_EQ(chosen.executor, "generic");  // the only backend at f32
+  const RunReport named = apply(Kokkos::Cuda(), box, in, out, {Boundary::periodic, "dense"});
+  EXPECT_EQ(named.executor, "dense");
+  EXPECT_NE(named.variant.find("tf32"), std::string::npos) << named.variant;
+  Kokkos::fence();
+
+  Options tf32;
+  tf32.float_operands = Precision::tf32;
+  const Stencil<2> large = as<2>(parse_stencil("box2d:r=7"));
+  const HostGrid<2> input = to_grid<2>(in);
+  const RunReport asked   = apply(Kokkos::Cuda(), large, in, out, tf32);
+  Kokkos::fence();
+  EXPECT_EQ(asked.executor, "dense") << asked.variant;
+  HostGrid<2> expected = input, magnitude = abs(input);
+  reference_apply(large, input, expected, Boundary::periodic);
+  reference_apply(abs_weights(large), abs(input), magnitude, Boundary::periodic);
+  const ErrorBound bound = matrix_step_error_bound(Precision::tf32, large.size());
+  for (double& v : magnitude.values) v = bound.factor * v + bound.floor;
+  EXPECT_TRUE(within_bound(to_grid<2>(out), expected, magnitude, 1.0));
+  EXPECT_EQ(apply(Kokkos::Cuda(), as<2>(presets::by_name("box2d9p")), in, out, tf32).executor, "generic");
+  Kokkos::fence();
 }
 
 TEST(DenseDispatch, IterateRunsOnTheDenseExecutor) {

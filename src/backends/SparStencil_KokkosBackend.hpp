@@ -8,8 +8,10 @@
 ///   template <class ExecSpace, class InView, class OutView>
 ///   static constexpr bool runs();                  // compile time: these types at all
 ///   template <class T>
-///   static std::optional<Precision> precision(bool forced);  // operand precision for
-///                                                  // Views of T (forced: the user named it)
+///   static std::optional<Precision> precision(bool asked);   // operand precision for
+///                                                  // Views of T (asked: the user named the
+///                                                  // backend, or allowed tf32 operands for
+///                                                  // float Views: Options::float_operands)
 ///   template <class ExecSpace>
 ///   static std::optional<std::string> cannot_run(const ExecSpace&);  // run time: its device
 ///   template <class ExecSpace, class InView, class OutView, int D>
@@ -58,6 +60,16 @@ struct Options {
   /// RunReport::warnings and explain().
   double input_magnitude = 1.0;
   bool allow_overflow    = false;
+  /// What float Views may be multiplied as. f32 (default): float accuracy, so the planner
+  /// keeps them on the generic executor. tf32: the matrix-core backends (sparse, dense)
+  /// may also bid, multiplying tf32 operands (inputs and weights rounded to 10 mantissa
+  /// bits, sums in f32, results stored as float: docs/PRECISION.md), and the planner picks
+  /// the fastest predicted (the plans carry the request's tf32; the generic executor's
+  /// sums float in f32 all the same, more accurate than asked). Naming
+  /// a matrix-core backend (`backend`) implies tf32. Only float Views are affected; values
+  /// other than f32 and tf32 are refused for any View (f16/bf16 operands for float Views
+  /// are not built: hold such fields in half_t Views).
+  Precision float_operands = Precision::f32;
 };
 
 /// One launch of a planned step on Views of these types: `out` = the plan's fused steps

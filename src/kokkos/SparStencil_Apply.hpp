@@ -38,7 +38,8 @@ struct CallKey {
     return space == k.space && x.boundary == y.boundary && x.backend == y.backend &&
            x.generic_variant == y.generic_variant && x.tuning.autotune == y.tuning.autotune &&
            x.tuning.min_points == y.tuning.min_points && x.fusion == y.fusion && x.cuda_graphs == y.cuda_graphs &&
-           x.input_magnitude == y.input_magnitude && x.allow_overflow == y.allow_overflow;
+           x.input_magnitude == y.input_magnitude && x.allow_overflow == y.allow_overflow &&
+           x.float_operands == y.float_operands;
   }
 };
 

@@ -1,7 +1,7 @@
 // The dense matrix-core executor (raw API, no Kokkos) on the GPU against the double
 // reference within its precision's bound, and against the plan emulator with NVIDIA's
 // instructions within the summation-order bound (docs/PRECISION.md): presets x f16/bf16/
-// f64 x boundaries, aligned grids, the catalogue, random stencils, odd and prime extents,
+// tf32/f64 x boundaries, aligned grids, the catalogue, random stencils, odd and prime extents,
 // strided grids, a fused periodic plan, and the errors. Skips, saying why, without a GPU
 // of compute capability 8.0+.
 #include <cuda_runtime_api.h>
@@ -24,7 +24,8 @@ namespace {
       GTEST_SKIP() << "device 0 is below compute capability 8.0 (no mma.sync of the kernel): skipped"; \
   } while (0)
 
-inline constexpr Precision dense_precisions[] = {Precision::f16, Precision::bf16, Precision::f64};
+inline constexpr Precision dense_precisions[] = {Precision::f16, Precision::bf16, Precision::tf32, Precision::f64};
+constexpr int dense_precision_count = sizeof dense_precisions / sizeof dense_precisions[0];
 
 std::vector<long> contiguous(const std::vector<long>& extents) {
   std::vector<long> strides(extents.size(), 1);
@@ -130,13 +131,13 @@ TEST(DenseExecutor, CatalogueAndRandomStencils) {
       constexpr int D = std::decay_t<decltype(s)>::rank;
       std::array<int, D> grid = larger_grid<D>(seed % 2);
       for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
-      const Plan plan = make_plan(dense_request<D>(s, dense_precisions[seed % 3], all_boundaries[seed % 3], grid));
+      const Plan plan = make_plan(dense_request<D>(s, dense_precisions[seed % dense_precision_count], all_boundaries[seed % 3], grid));
       expect_gpu_matches<D>(plan, ++seed);
     }, entry.stencil);
   }
   std::mt19937_64 rng(11);
   for (int i = 0; i < 30; ++i, ++seed) {
-    const Precision p = dense_precisions[i % 3];
+    const Precision p = dense_precisions[i % dense_precision_count];
     const Boundary b  = all_boundaries[(i / 3) % 3];
     if (i % 3 == 0) expect_gpu_matches<1>(make_plan(dense_request<1>(random_stencil<1>(rng, 1 + i % 6), p, b, {4099})), seed);
     else if (i % 3 == 1) expect_gpu_matches<2>(make_plan(dense_request<2>(random_stencil<2>(rng, 1 + i % 5), p, b, larger_grid<2>(i % 2))), seed);
@@ -150,6 +151,8 @@ TEST(DenseExecutor, StridedGridsAndAFusedPlan) {
   expect_gpu_matches<2>(plan, 3, {301 * 3, 3}, {320, 1});
   const Plan half = make_plan(dense_request<3>(presets::heat_3d(), Precision::f16, Boundary::periodic, {9, 21, 70}));
   expect_gpu_matches<3>(half, 5, {21 * 80 + 7, 80, 1}, {21 * 70 * 2, 70 * 2, 2});
+  const Plan tf32 = make_plan(dense_request<2>(presets::box_2d49p(), Precision::tf32, Boundary::interior, {37, 211}));
+  expect_gpu_matches<2>(tf32, 6, {2 * 211, 1}, {211, 1});
   expect_gpu_matches<2>(make_plan(dense_request<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, {61, 263}, 3)), 7);
 }
 

@@ -7,7 +7,8 @@
 ///
 /// half_t Views are planned with f16 operands (storage precision: nothing is lost beyond
 /// the documented bound). float Views go to tensor cores only when the backend is named
-/// (Options::backend), as tf32 operands (docs/PRECISION.md). LayoutLeft Views are planned
+/// (Options::backend) or tf32 is allowed (Options::float_operands), as tf32 operands
+/// (docs/PRECISION.md). LayoutLeft Views are planned
 /// with their axes reversed, so the contiguous axis is the plan's fastest; LayoutStride
 /// Views run with their strides (the fast copies need a contiguous last axis).
 #include <Kokkos_Core.hpp>
@@ -33,7 +34,7 @@ namespace sparstencil::cuda_sptc {
 struct KokkosBackend : sparstencil::impl::RawExecutorTrait<SparseExecutor> {
   static constexpr std::string_view name = "cuda_sptc";
   static constexpr std::string_view requirement =
-      "it takes Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t (f16), or float (tf32) where named";
+      "it takes Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t (f16), or float (tf32) where asked";
 
   template <class ExecSpace, class InView, class OutView>
   static constexpr bool runs() {
@@ -44,12 +45,12 @@ struct KokkosBackend : sparstencil::impl::RawExecutorTrait<SparseExecutor> {
            (std::is_same_v<T, Kokkos::Experimental::half_t> || std::is_same_v<T, float>);
   }
 
-  /// f16 for half_t; tf32 for float only where the user named this backend (float keeps
-  /// f32 accuracy otherwise).
+  /// f16 for half_t; tf32 for float only where the user asked (named this backend or
+  /// allowed tf32): float keeps f32 accuracy otherwise.
   template <class T>
-  static std::optional<Precision> precision(bool forced) {
+  static std::optional<Precision> precision(bool asked) {
     if constexpr (std::is_same_v<T, Kokkos::Experimental::half_t>) return Precision::f16;
-    else if constexpr (std::is_same_v<T, float>) return forced ? std::optional(Precision::tf32) : std::nullopt;
+    else if constexpr (std::is_same_v<T, float>) return asked ? std::optional(Precision::tf32) : std::nullopt;
     else return std::nullopt;
   }
 

@@ -23,21 +23,11 @@ namespace sparstencil::cuda_sptc {
 
 namespace emulation {
 
-/// A value in the operand format of `p` (what the MMA multiplies).
-inline float operand_value(Precision p, double v) {
-  const float f = static_cast<float>(v);
-  switch (p) {
-    case Precision::f16: return sparstencil::impl::f16_value(sparstencil::impl::f16_bits(f));
-    case Precision::bf16: return sparstencil::impl::bf16_value(sparstencil::impl::bf16_bits(f));
-    case Precision::tf32: return sparstencil::impl::tf32_value(sparstencil::impl::tf32_bits(f));
-    default: return f;
-  }
-}
+/// A value in the operand format of `p` (what the MMA multiplies), as the f32 sums take it.
+inline float operand_value(Precision p, double v) { return static_cast<float>(sparstencil::impl::operand_value(p, v)); }
 
 /// A value stored in the grid's precision (tf32 plans store float).
-inline double stored_value(Precision p, float v) {
-  return p == Precision::tf32 ? static_cast<double>(v) : static_cast<double>(operand_value(p, v));
-}
+inline double stored_value(Precision p, float v) { return sparstencil::impl::stored_value(p, v); }
 
 }  // namespace emulation
 

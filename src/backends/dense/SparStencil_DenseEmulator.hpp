@@ -5,9 +5,9 @@
 /// image (operand values), per unit and k chunk it loads each lane's A and B values as
 /// the kernel does, and runs the instruction by its documented semantics: the lanes'
 /// values placed in A, B and C by L's layout (checked against the vendors' own tables by
-/// the tests), D = A B + C summed in the accumulator's format (f32 for f16/bf16, f64 for
-/// f64), in k order. Results are rounded to the storage format and written as the kernel
-/// writes them.
+/// the tests), D = A B + C summed in the accumulator's format (f32 for f16/bf16/tf32, f64
+/// for f64), in k order. Results are rounded to the storage format (tf32 plans: float) and
+/// written as the kernel writes them.
 #include <array>
 #include <vector>
 
@@ -18,15 +18,6 @@
 namespace sparstencil::dense {
 
 namespace emulation {
-
-/// A value in the plan's operand format (what the instruction multiplies).
-inline double operand_value(Precision p, double v) {
-  switch (p) {
-    case Precision::f16: return impl::f16_value(impl::f16_bits(static_cast<float>(v)));
-    case Precision::bf16: return impl::bf16_value(impl::bf16_bits(static_cast<float>(v)));
-    default: return v;
-  }
-}
 
 /// The instruction L on one wave: a[lane][i], b[lane][i] the lanes' operands, c[lane][i]
 /// their accumulators, summed in Acc.
@@ -73,7 +64,7 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
       const ImageRow r = image_row(g, origin, row);
       for (int x = 0; x < g.shared_extent[D - 1]; ++x) {
         const long at = image_coordinate(g, origin, D - 1, x);
-        if (r.inside && at >= 0) image[r.offset + x] = operand_value(plan.precision, in.values[r.in_index + at * g.in_stride[D - 1]]);
+        if (r.inside && at >= 0) image[r.offset + x] = impl::operand_value(plan.precision, in.values[r.in_index + at * g.in_stride[D - 1]]);
       }
     }
     // Every wave's unit: its groups, each part of A's rows, over the k chunks.
@@ -103,7 +94,7 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
           for (int i = 0; i < L::c_values; ++i) {
             const Target t = c_target<L>(part, lane, i);
             stage[stage_offset(g, group_tile<L>(g, group, t.column)) + t.row] =
-                operand_value(plan.precision, c_lanes[static_cast<std::size_t>(group) * parts + part][lane][i]);
+                impl::stored_value(plan.precision, c_lanes[static_cast<std::size_t>(group) * parts + part][lane][i]);
           }
         }
       }
@@ -126,12 +117,12 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
 }  // namespace emulation
 
 /// The GPU a plan is emulated for: NVIDIA before sm_90 (f64 m8n8k4), sm_90 (f64 m16n8k4),
-/// AMD CDNA2.
+/// AMD CDNA2 (no tf32: its plans are refused).
 enum class Vendor { nvidia, nvidia_sm90, amd };
 
 /// Runs `plan` over `in` into `out` (both of the plan's extents, row-major) as the dense
 /// kernel runs it with `vendor`'s instructions. Throws for a plan of another backend, one
-/// that does not verify, or grids of other extents.
+/// that does not verify, grids of other extents, or a tf32 plan on AMD.
 template <int D>
 void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out, Vendor vendor) {
   if (plan.backend != "dense" || !plan.dense) {
@@ -146,7 +137,10 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out, Vendor v
     }
   }
   const bool wide = plan.precision == Precision::f64;
-  if (vendor == Vendor::nvidia && wide) emulation::run<NvidiaF64, double>(plan, in, out);
+  if (plan.precision == Precision::tf32) {
+    if (vendor == Vendor::amd) impl::fail("dense::emulate", "AMD's MFMA (gfx90a) has no tf32 form: a tf32 plan runs on NVIDIA only");
+    emulation::run<NvidiaTF32, float>(plan, in, out);
+  } else if (vendor == Vendor::nvidia && wide) emulation::run<NvidiaF64, double>(plan, in, out);
   else if (vendor == Vendor::nvidia_sm90 && wide) emulation::run<NvidiaF64Sm90, double>(plan, in, out);
   else if (vendor != Vendor::amd) emulation::run<NvidiaF16, float>(plan, in, out);
   else if (wide) emulation::run<AmdF64, double>(plan, in, out);

@@ -24,9 +24,9 @@ namespace {
 
 using sparstencil::impl::fail;
 
-/// Operand kinds: the storage bits (which are the operand format), the register a
-/// fragment's values travel in (two 16-bit values a 32-bit register, the low one first),
-/// and the accumulator.
+/// Operand kinds: the storage bits (the operand format, but tf32's: float grids, the
+/// image rounded to tf32), the register a fragment's values travel in (f16/bf16: two
+/// values a 32-bit register, the low one first; tf32: one), and the accumulator.
 struct F16 {
   using bits = unsigned short;
   using reg  = unsigned;
@@ -34,6 +34,11 @@ struct F16 {
 };
 struct BF16 {
   using bits = unsigned short;
+  using reg  = unsigned;
+  using acc  = float;
+};
+struct TF32 {
+  using bits = float;
   using reg  = unsigned;
   using acc  = float;
 };
@@ -91,7 +96,12 @@ using Layout64 = NvidiaF64;
 
 template <class Kind>
 __device__ inline void mma(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-  if constexpr (std::is_same_v<Kind, BF16>) {
+  if constexpr (std::is_same_v<Kind, TF32>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else if constexpr (std::is_same_v<Kind, BF16>) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -122,10 +132,38 @@ __device__ inline unsigned short to_bits(float x) {
   if constexpr (std::is_same_v<Kind, BF16>) return __bfloat16_as_ushort(__float2bfloat16_rn(x));
   else return __half_as_ushort(__float2half_rn(x));
 }
+
+/// x rounded to tf32, ties away from zero (the rounding the emulator applies).
+__device__ inline float tf32_rounded(float x) {
+  unsigned bits;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(bits) : "f"(x));
+  return __uint_as_float(bits);
+}
 #endif
 
+/// The lane layout of each kind the vendor's matrix cores multiply (none: not built).
 template <class Kind>
-using LayoutOf = std::conditional_t<std::is_same_v<Kind, F64>, Layout64, Layout16>;
+struct LayoutFor;
+template <>
+struct LayoutFor<F16> {
+  using type = Layout16;
+};
+template <>
+struct LayoutFor<BF16> {
+  using type = Layout16;
+};
+template <>
+struct LayoutFor<F64> {
+  using type = Layout64;
+};
+#if !defined(SPARSTENCIL_GPU_AMD)
+template <>
+struct LayoutFor<TF32> {
+  using type = NvidiaTF32;
+};
+#endif
+template <class Kind>
+using LayoutOf = typename LayoutFor<Kind>::type;
 
 
 /// `count` registers of consecutive values in one aligned load (a lane's A values, a run
@@ -218,7 +256,7 @@ __device__ inline void copy_image(const DenseArgs<D>& g, const long (&origin)[D]
 
 template <class Kind>
 __device__ inline typename Kind::bits stored(typename Kind::acc x) {
-  if constexpr (std::is_same_v<Kind, F64>) return x;
+  if constexpr (std::is_same_v<Kind, F64> || std::is_same_v<Kind, TF32>) return x;
   else return to_bits<Kind>(x);
 }
 
@@ -327,6 +365,16 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
   for (int i = threadIdx.x; i < g.tiles; i += blockDim.x) tile_offset[i] = g.tile_offsets[i];
   copy_image(g, origin, in, image);
   __syncthreads();
+#if !defined(SPARSTENCIL_GPU_AMD)
+  if constexpr (std::is_same_v<Kind, TF32>) {  // float values to tf32 operands, once a value
+    for (int i = threadIdx.x * 4; i < g.image_values; i += blockDim.x * 4) {
+      float4 v = *reinterpret_cast<const float4*>(image + i);
+      v        = make_float4(tf32_rounded(v.x), tf32_rounded(v.y), tf32_rounded(v.z), tf32_rounded(v.w));
+      *reinterpret_cast<float4*>(image + i) = v;
+    }
+    __syncthreads();
+  }
+#endif
   // One unit a wave: g.batch groups of L::n tiles (consecutive groups `step` values
   // apart), all 16 rows of A' (parts of L::m).
   const int lane = threadIdx.x % L::lanes, wave = threadIdx.x / L::lanes;
@@ -502,6 +550,13 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
     s.instruction   = sm90 ? NvidiaF64Sm90::instruction : NvidiaF64::instruction;
     a = upload(sm90 ? a_fragments<NvidiaF64Sm90>(row_major, K) : a_fragments<NvidiaF64>(row_major, K));
 #endif
+  } else if (plan.precision == Precision::tf32) {
+#if defined(SPARSTENCIL_GPU_AMD)
+    fail("DenseExecutor", "device ", props.name, " has no tf32 matrix instructions (MFMA of gfx90a: f16, bf16, f64)");
+#else
+    s.instruction = NvidiaTF32::instruction;
+    a             = upload(a_fragments<NvidiaTF32>(plan.a.values, static_cast<int>(plan.order.columns.size())));
+#endif
   } else {
     std::vector<unsigned short> row_major(plan.a.values.size() * 2);
     for (std::size_t w = 0; w < plan.a.values.size(); ++w) {
@@ -590,7 +645,11 @@ void DenseExecutor::apply(const void* in, const long* in_strides, void* out, con
   switch (s.plan.precision) {
     case Precision::f16: launch_kind<F16>(D, args, s.blocks, s.shared, stream); break;
     case Precision::bf16: launch_kind<BF16>(D, args, s.blocks, s.shared, stream); break;
-    default: launch_kind<F64>(D, args, s.blocks, s.shared, stream); break;
+#if !defined(SPARSTENCIL_GPU_AMD)
+    case Precision::tf32: launch_kind<TF32>(D, args, s.blocks, s.shared, stream); break;
+#endif
+    case Precision::f64: launch_kind<F64>(D, args, s.blocks, s.shared, stream); break;
+    default: fail("DenseExecutor::apply", "no dense kernel for ", to_string(s.plan.precision), " here");
   }
 }
 

@@ -2,7 +2,8 @@
 /// The dense matrix-core executor, raw API: runs a dense Plan on device pointers with
 /// element strides, on a stream. Needs no Kokkos. One source builds for NVIDIA (CUDA,
 /// sm_80+: mma.sync) and AMD (HIP, gfx90a+: MFMA). Storage follows the plan's precision:
-/// f16 grids hold IEEE half values, bf16 grids bfloat16, f64 grids double.
+/// f16 grids hold IEEE half values, bf16 grids bfloat16, f64 grids double, tf32 grids
+/// float (multiplied as tf32, summed in f32; NVIDIA only).
 ///
 ///   sparstencil::dense::DenseExecutor run(plan);     // checks, uploads A' and tables
 ///   run.apply(d_in, in_strides, d_out, out_strides, stream);
@@ -32,7 +33,7 @@ class DenseExecutor {
  public:
   /// Throws std::runtime_error naming the problem: a plan for another backend or that
   /// does not verify, no GPU or one without the matrix instructions (NVIDIA below compute
-  /// capability 8.0; AMD other than gfx90a or gfx94x), a block needing more shared
+  /// capability 8.0; AMD other than gfx90a or gfx94x, or a tf32 plan on AMD), a block needing more shared
   /// memory than the device gives one, a grid of more blocks than a launch takes.
   explicit DenseExecutor(const Plan& plan);
   ~DenseExecutor();

@@ -1,7 +1,9 @@
 #pragma once
 /// The dense matrix-core executor's Kokkos trait (SparStencil_KokkosBackend.hpp): Views in
 /// Kokkos::CudaSpace run on Kokkos::Cuda, on a device of compute capability 8.0+, holding
-/// half_t (f16 operands) or double (f64 operands). Compiled in where Kokkos has CUDA and
+/// half_t (f16 operands) or double (f64 operands); float Views only where the backend is
+/// named (Options::backend) or tf32 is allowed (Options::float_operands), as tf32 operands
+/// (docs/PRECISION.md): float keeps f32 accuracy otherwise. Compiled in where Kokkos has CUDA and
 /// the library was built with the dense CUDA executor (SPARSTENCIL_ENABLE_DENSE_CUDA);
 /// elsewhere `runs()` is false and nothing of it is instantiated. (The executor's HIP
 /// build is compiled, not dispatched to: no Kokkos with HIP is at hand to test it.)
@@ -29,7 +31,8 @@ namespace sparstencil::dense {
 struct KokkosBackend : sparstencil::impl::RawExecutorTrait<DenseExecutor> {
   static constexpr std::string_view name = "dense";
   static constexpr std::string_view requirement =
-      "it takes Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t (f16) or double (f64)";
+      "it takes Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t (f16), double (f64), or float (tf32) "
+      "where asked";
 
   template <class ExecSpace, class InView, class OutView>
   static constexpr bool runs() {
@@ -37,13 +40,15 @@ struct KokkosBackend : sparstencil::impl::RawExecutorTrait<DenseExecutor> {
     return std::is_same_v<ExecSpace, Kokkos::Cuda> &&
            std::is_same_v<typename InView::memory_space, Kokkos::CudaSpace> &&
            std::is_same_v<typename OutView::memory_space, Kokkos::CudaSpace> &&
-           (std::is_same_v<T, Kokkos::Experimental::half_t> || std::is_same_v<T, double>);
+           (std::is_same_v<T, Kokkos::Experimental::half_t> || std::is_same_v<T, double> ||
+            std::is_same_v<T, float>);
   }
 
   template <class T>
-  static std::optional<Precision> precision(bool /*forced*/) {
+  static std::optional<Precision> precision(bool asked) {
     if constexpr (std::is_same_v<T, Kokkos::Experimental::half_t>) return Precision::f16;
     else if constexpr (std::is_same_v<T, double>) return Precision::f64;
+    else if constexpr (std::is_same_v<T, float>) return asked ? std::optional(Precision::tf32) : std::nullopt;
     else return std::nullopt;
   }
 

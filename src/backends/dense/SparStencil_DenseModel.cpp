@@ -28,17 +28,31 @@ std::uint16_t half_bits(Precision p, double v) {
 
 int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-/// The time a unit of the plan (m16n8k16 f16/bf16: one mma.sync; m16n8k4 f64) takes
-/// over the instruction's own at the measured peak, where every wave of a block has work:
-/// its loads of A and B, the copy, staging and stores around it. It falls as a unit
-/// multiplies more groups by each A fragment (batch). Fitted on the H100 (perf_tests/
+/// The device's dense matrix-core rate for the operands of `p` (0: none).
+double dense_rate(const DeviceDescription& d, Precision p) {
+  switch (p) {
+    case Precision::f64: return d.dense_f64_flops;
+    case Precision::tf32: return d.dense_tf32_flops;
+    default: return d.dense_f16_flops;
+  }
+}
+
+/// The time a unit of the plan (m16n8k16 f16/bf16: one mma.sync; m16n8k8 tf32; m16n8k4
+/// f64) takes over the instruction's own at the measured peak, where every wave of a block
+/// has work: its loads of A and B, the copy, staging and stores around it. It falls as a
+/// unit multiplies more groups by each A fragment (batch). Fitted on the H100 (perf_tests/
 /// RESULTS.md, the dense row-run kernel: 15 x 15 box f16 batch 8, f64 batches 2 and 4,
-/// within 1%). 3-D blocks issue-bind (copy_efficiency): their units take longer, fitted on
+/// within 1%; tf32 on the 15 x 15 and 7 x 7 x 7 boxes, twenty-seventh session: a value of
+/// B a load). 3-D blocks issue-bind (copy_efficiency): their units take longer, fitted on
 /// the suite's compute-bound 3-D boxes (radius 3 and 4, 2026-11-25).
 double unit_overhead(Precision p, int batch, int dims) {
-  const bool wide   = p == Precision::f64;
-  const double unit = wide ? 0.5 + 4.1 / batch : 2.6 + 2.1 / batch;
-  return dims == 3 ? unit * (wide ? 1.35 : 2.0) : unit;
+  if (p == Precision::f64) {
+    const double unit = 0.5 + 4.1 / batch;
+    return dims == 3 ? unit * 1.35 : unit;
+  }
+  const bool tf32   = p == Precision::tf32;
+  const double unit = (2.6 + 2.1 / batch) * (tf32 ? 1.1 : 1.0);
+  return dims == 3 ? unit * (tf32 ? 1.6 : 2.0) : unit;
 }
 /// The share of the copy bandwidth a block's image and outputs move at: 2-D fitted on the
 /// 3 x 3 box f16 and the 7 x 7 box f64 (within 2%), 1-D and 3-D on the benchmark suite's
@@ -77,7 +91,7 @@ Prediction predict_dense(const Plan& p) {
   const double busy       = std::min(waves, std::ceil(static_cast<double>(tiles / n) / batch));
   const double units      = static_cast<double>(blocks) * (tiles / 8) * p.mmas_per_tile_group;
   const double flops      = units * 2.0 * p.mma.m * p.mma.n * p.mma.k;
-  const double rate       = p.precision == Precision::f64 ? d.dense_f64_flops : d.dense_f16_flops;
+  const double rate       = dense_rate(d, p.precision);
   const double bytes      = storage_bytes(p.precision);
   Prediction pr;
   pr.compute_seconds   = flops / rate * unit_overhead(p.precision, batch, p.dims()) * waves / busy;
@@ -133,8 +147,9 @@ void build_runs(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
 
 
 /// Image rows `pitch` values apart such that the rows of a group's tiles fall in different
-/// banks: pitch / V odd for 16-byte runs (16-bit operands: 8 rows of 16 bytes), pitch / V
-/// = 2 mod 4 for f64 (a lane a value, 4 rows of 32 bytes a half-wave).
+/// banks: pitch / V odd for 16-byte runs (16-bit operands: 8 rows of 16 bytes; tf32: 8
+/// rows of 4 values), pitch / V = 2 mod 4 for f64 (a lane a value, 4 rows of 32 bytes a
+/// half-wave).
 void set_pitch(Plan& p) {
   const int V = 16 / storage_bytes(p.precision), step = p.precision == Precision::f64 ? 4 : 2;
   const int want  = p.precision == Precision::f64 ? 2 : 1;
@@ -205,10 +220,10 @@ std::optional<std::string> why_not(const PlanRequest& r) {
   const DeviceDescription& device = device_description(r.device);
   if (!device.has_dense_matrix_cores()) return "device " + r.device + " has no dense matrix cores";
   if (!has_dense_operands(r.precision)) {
-    return std::string("precision ") + to_string(r.precision) + " has no dense matrix-core form (f16, bf16 or f64)";
+    return std::string("precision ") + to_string(r.precision) +
+           " has no dense matrix-core form (f16, bf16, tf32 or f64; float fields run as tf32 where asked)";
   }
-  const double rate = r.precision == Precision::f64 ? device.dense_f64_flops : device.dense_f16_flops;
-  if (rate <= 0) return "device " + r.device + " has no " + to_string(r.precision) + " matrix cores";
+  if (dense_rate(device, r.precision) <= 0) return "device " + r.device + " has no " + to_string(r.precision) + " matrix cores";
   // A' holds the (fused) weights in the operand format: one it cannot hold would be inf.
   const double largest = largest_weight(fuse(r.stencil, r.steps));
   if (largest > largest_stored(r.precision)) {
@@ -251,9 +266,11 @@ class Model final : public BackendModel {
 
 }  // namespace
 
-bool has_dense_operands(Precision p) { return p == Precision::f16 || p == Precision::bf16 || p == Precision::f64; }
+bool has_dense_operands(Precision p) {
+  return p == Precision::f16 || p == Precision::bf16 || p == Precision::tf32 || p == Precision::f64;
+}
 
-MmaShape mma_shape(Precision p) { return {16, 8, p == Precision::f64 ? 4 : 16}; }
+MmaShape mma_shape(Precision p) { return {16, 8, p == Precision::f64 ? 4 : p == Precision::tf32 ? 8 : 16}; }
 
 PackedA pack_dense(const KernelMatrix& a, const ColumnOrder& order, Precision precision) {
   if (!has_dense_operands(precision)) {
@@ -267,9 +284,9 @@ PackedA pack_dense(const KernelMatrix& a, const ColumnOrder& order, Precision pr
   p.m_blocks       = (a.rows + 15) / 16;
   p.k_chunks       = K / mma_shape(precision).k;
   const int rows   = 16 * p.m_blocks;
-  const bool wide  = precision == Precision::f64;
+  const bool wide  = precision == Precision::f64, tf32 = precision == Precision::tf32;
   const std::size_t entries = static_cast<std::size_t>(rows) * K;
-  p.values.assign(wide ? 2 * entries : entries / 2, 0u);
+  p.values.assign(wide ? 2 * entries : tf32 ? entries : entries / 2, 0u);
   for (int row = 0; row < a.rows; ++row) {
     for (int k = 0; k < K; ++k) {
       const int c = order.columns[k];
@@ -281,6 +298,8 @@ PackedA pack_dense(const KernelMatrix& a, const ColumnOrder& order, Precision pr
         std::memcpy(&bits, &v, sizeof bits);
         p.values[2 * e]     = static_cast<std::uint32_t>(bits);
         p.values[2 * e + 1] = static_cast<std::uint32_t>(bits >> 32);
+      } else if (tf32) {
+        p.values[e] = impl::tf32_bits(static_cast<float>(v));
       } else {
         p.values[e / 2] |= static_cast<std::uint32_t>(half_bits(precision, v)) << (16 * (e % 2));
       }
@@ -298,6 +317,7 @@ double unpack_dense(const PackedA& packed, Precision precision, int row, int k) 
     std::memcpy(&v, &bits, sizeof v);
     return v;
   }
+  if (precision == Precision::tf32) return impl::tf32_value(packed.values[e]);
   const auto bits = static_cast<std::uint16_t>(packed.values[e / 2] >> (16 * (e % 2)));
   return precision == Precision::bf16 ? impl::bf16_value(bits) : impl::f16_value(bits);
 }

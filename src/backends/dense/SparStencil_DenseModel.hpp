@@ -4,8 +4,8 @@
 /// the 2:4 step, for 16-output row tiles: A' dense, K in runs of 16 bytes of consecutive
 /// image values (Plan::runs) padded to the instruction's k, B' read from a block's
 /// shared-memory image run by run; its kernel's facts, cost model and bid.
-/// One plan serves NVIDIA (mma.sync f16/bf16 m16n8k16, f64 m8n8k4) and AMD (MFMA
-/// 16x16x16 f16/bf16, 16x16x4 f64): SparStencil_MatrixFragments.hpp.
+/// One plan serves NVIDIA (mma.sync f16/bf16 m16n8k16, tf32 m16n8k8, f64 m8n8k4) and AMD
+/// (MFMA 16x16x16 f16/bf16, 16x16x4 f64; no tf32): SparStencil_MatrixFragments.hpp.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -18,8 +18,8 @@ namespace sparstencil::dense {
 /// Threads of a block of the dense kernel (8 NVIDIA warps, 4 AMD waves).
 inline constexpr int block_threads = 256;
 /// Groups of tiles (the instruction's N each) a wave's one unit of work multiplies by each
-/// A fragment it loads, at most: the accumulators' registers (16-bit operands: 8 groups of
-/// four f32 a lane; f64: 4 groups of four). A block holds at most 8 x this many tiles a wave.
+/// A fragment it loads, at most: the accumulators' registers (f32 sums: 8 groups of four
+/// a lane; f64: 4 groups of four). A block holds at most 8 x this many tiles a wave.
 inline constexpr int max_unit_groups_16 = 8;
 inline constexpr int max_unit_groups_64 = 4;
 /// Groups a wave's one unit takes in a block of `tiles` tiles: the block's groups over its
@@ -34,9 +34,10 @@ inline int wave_batch(int tiles) {
 /// on the device it runs on for plans above 48 KiB and refuses one past its limit.
 std::size_t max_shared_bytes(const std::string& device);
 
-/// Whether dense matrix cores take this precision: f16, bf16 (summed in f32) and f64.
+/// Whether dense matrix cores take this precision: f16, bf16, tf32 (float grids; summed in
+/// f32) and f64. Whether a device has them: DeviceDescription (AMD's gfx90a: no tf32).
 bool has_dense_operands(Precision p);
-/// The plan's multiply unit: m16n8k16 for f16/bf16, m16n8k4 for f64.
+/// The plan's multiply unit: m16n8k16 for f16/bf16, m16n8k8 for tf32, m16n8k4 for f64.
 MmaShape mma_shape(Precision p);
 
 /// A' (columns in `order`, rows padded to 16) as Plan::dense packs it (PackedA).
@@ -60,7 +61,7 @@ void check_kernel_limits(const Plan& plan, const char* function);
 /// dense form (precision, device, fused steps under walls, weights past the operands).
 Plan make_dense_plan(const PlanRequest& request);
 
-/// The error bound of one dense step (f16, bf16, f64): matrix_step_error_bound.
+/// The error bound of one dense step (f16, bf16, tf32, f64): matrix_step_error_bound.
 using sparstencil::ErrorBound;
 ErrorBound step_error_bound(Precision p, std::size_t terms);
 

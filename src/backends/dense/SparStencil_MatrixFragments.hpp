@@ -8,6 +8,9 @@
 ///
 ///   NvidiaF16  mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16} (sm_80+), PTX ISA
 ///              "Matrix fragments for mma.m16n8k16": g = lane / 4, t = lane % 4.
+///   NvidiaTF32 mma.sync.aligned.m16n8k8.row.col.f32.tf32 (sm_80+), "Matrix fragments for
+///              mma.m16n8k8" (.tf32): A (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4);
+///              B (t, g), (t + 4, g); C as f16's. AMD's gfx90a MFMA has no tf32 form.
 ///   NvidiaF64  mma.sync.aligned.m8n8k4.row.col.f64 (sm_80+), "mma.m8n8k4 .f64": half of
 ///              sm_90's f64 rate.
 ///   NvidiaF64Sm90  mma.sync.aligned.m16n8k4.row.col.f64 (sm_90+), "mma.m16n8k4 .f64":
@@ -41,6 +44,16 @@ struct NvidiaF16 {
     return {lane / 4 + 8 * ((i / 2) % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)};
   }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int i) { return {2 * (lane % 4) + i % 2 + 8 * (i / 2), lane / 4}; }
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2}; }
+};
+
+struct NvidiaTF32 {
+  static constexpr const char* instruction = "mma.sync m16n8k8 tf32 -> f32";
+  static constexpr int lanes = 32, m = 16, n = 8, k = 8;
+  static constexpr int a_values = 4, b_values = 2, c_values = 4;
+  static constexpr int b_run = 1;
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int i) { return {lane / 4 + 8 * (i % 2), lane % 4 + 4 * (i / 2)}; }
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int i) { return {lane % 4 + 4 * i, lane / 4}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2}; }
 };
 

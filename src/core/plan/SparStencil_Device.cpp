@@ -25,6 +25,7 @@ DeviceDescription hopper(std::string name, std::string source, double memory_tb_
   d.sparse_f16_flops   = 964 * tera;  // measured, dense-equivalent
   d.sparse_tf32_flops  = 1980 * sm_clk;
   d.dense_f16_flops    = 645 * tera;  // mma.sync m16n8k16, measured
+  d.dense_tf32_flops   = 332 * tera;  // mma.sync m16n8k8 tf32, measured
   d.dense_f64_flops    = 68.5 * tera;  // mma.sync m16n8k4 f64 (sm_90), measured; m8n8k4 runs at half
   d.cuda_f32_flops     = 2 * 128 * sm_clk;
   d.cuda_f64_flops     = 2 * 64 * sm_clk;
@@ -46,6 +47,7 @@ DeviceDescription ampere() {
   d.sparse_f16_flops   = 4096 * sm_clk;
   d.sparse_tf32_flops  = 2048 * sm_clk;
   d.dense_f16_flops    = 2048 * sm_clk;  // 312 TFLOP/s
+  d.dense_tf32_flops   = 1024 * sm_clk;  // 156 TFLOP/s
   d.dense_f64_flops    = 128 * sm_clk;   // DMMA 19.5 TFLOP/s
   d.cuda_f32_flops     = 2 * 64 * sm_clk;
   d.cuda_f64_flops     = 2 * 32 * sm_clk;
@@ -64,6 +66,7 @@ DeviceDescription unmeasured_gpu() {
   d.sparse_f16_flops    = 0;
   d.sparse_tf32_flops   = 0;
   d.dense_f16_flops     = 0;
+  d.dense_tf32_flops    = 0;
   d.dense_f64_flops     = 0;
   return d;
 }
@@ -147,7 +150,7 @@ double largest_stored(Precision p) {
   switch (p) {
     case Precision::f16: return 65504.0;
     case Precision::bf16: return 0x1.fep127;
-    case Precision::tf32:
+    case Precision::tf32: return 0x1.ffcp127;  // tf32's largest: float values past it round to inf
     case Precision::f32: return std::numeric_limits<float>::max();
     case Precision::f64: return std::numeric_limits<double>::max();
   }

@@ -18,7 +18,7 @@ Precision precision_from_string(std::string_view text);
 /// Bytes one grid value occupies in memory.
 int storage_bytes(Precision p);
 /// The largest finite value a grid of this precision stores (f16 65504; tf32 grids store
-/// float), and the largest its sums and weights hold on the plain cores (float for the
+/// float, but values past tf32's largest, (2 - 2^-10) 2^127, become infinite operands), and the largest its sums and weights hold on the plain cores (float for the
 /// 16- and 32-bit precisions, double for f64).
 double largest_stored(Precision p);
 double largest_summed(Precision p);
@@ -35,6 +35,7 @@ struct DeviceDescription {
   double sparse_f16_flops   = 0;  ///< mma.sp f16/bf16, dense-equivalent flop/s (0: none)
   double sparse_tf32_flops  = 0;  ///< mma.sp tf32, dense-equivalent flop/s
   double dense_f16_flops    = 0;  ///< dense matrix cores, f16/bf16 operands summed in f32 (0: none)
+  double dense_tf32_flops   = 0;  ///< dense matrix cores, tf32 operands summed in f32 (NVIDIA; 0: none)
   double dense_f64_flops    = 0;  ///< dense matrix cores, f64 (NVIDIA DMMA, AMD FP64 MFMA; 0: none)
   double cuda_f32_flops     = 0;  ///< FMA throughput of the plain cores, f32
   double cuda_f64_flops     = 0;

@@ -30,8 +30,8 @@ struct MmaShape {
 /// Sparse (cuda_sptc, SparStencil_SparseOperand.hpp): 2:4 compressed in mma.sp's per-lane
 /// fragment order, with metadata. Dense (Plan::dense): A' as it is, row-major over
 /// m_blocks x 16 rows and K columns in the order's column order, in the operand format
-/// (f16/bf16: two values a word, the even column in the low half; f64: two words a value,
-/// low word first), no metadata; each vendor's fragment layer reads it by its own lanes.
+/// (f16/bf16: two values a word, the even column in the low half; tf32: a value a word;
+/// f64: two words a value, low word first), no metadata; each vendor's fragment layer reads it by its own lanes.
 struct PackedA {
   int m_blocks = 0;  ///< 16-row blocks of A'
   int k_chunks = 0;  ///< K / mma.k

@@ -146,10 +146,10 @@ class Verifier {
   /// The instruction and its operands.
   void operand() const {
     if (p.dense) {
-      if (p.precision != Precision::f16 && p.precision != Precision::bf16 && p.precision != Precision::f64) {
-        fail("precision", "dense matrix-form plans multiply f16, bf16 or f64 operands, not ", to_string(p.precision));
+      if (p.precision == Precision::f32) {
+        fail("precision", "dense matrix-form plans multiply f16, bf16, tf32 or f64 operands, not ", to_string(p.precision));
       }
-      const int k = p.precision == Precision::f64 ? 4 : 16;
+      const int k = p.precision == Precision::f64 ? 4 : p.precision == Precision::tf32 ? 8 : 16;
       if (p.mma.m != 16 || p.mma.n != 8 || p.mma.k != k) {
         fail("mma", "m", p.mma.m, "n", p.mma.n, "k", p.mma.k, " is not the dense m16n8k", k, " unit of ",
              to_string(p.precision), " operands");
@@ -237,9 +237,12 @@ class Verifier {
       fail("mmas_per_tile_group", p.mmas_per_tile_group, " is not m_blocks x k_chunks = ", m_blocks * k_chunks);
     }
     if (p.dense) {
-      // Row-major [m_blocks x 16][K]: two f16/bf16 values a word, or two words an f64.
+      // Row-major [m_blocks x 16][K]: two f16/bf16 values a word, a tf32 value a word, or
+      // two words an f64.
       const std::size_t entries = static_cast<std::size_t>(m_blocks) * 16 * static_cast<std::size_t>(K);
-      const std::size_t words   = p.precision == Precision::f64 ? 2 * entries : entries / 2;
+      const std::size_t words   = p.precision == Precision::f64    ? 2 * entries
+                                  : p.precision == Precision::tf32 ? entries
+                                                                   : entries / 2;
       if (a.values.size() != words) {
         fail("a.values", a.values.size(), " words, where m_blocks x 16 rows x K = ", entries, " dense ",
              to_string(p.precision), " values take ", words);

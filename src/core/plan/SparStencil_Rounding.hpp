@@ -69,6 +69,23 @@ inline std::uint32_t tf32_bits(float x) {
 }
 inline float tf32_value(std::uint32_t t) { return bits_float(t); }
 
+/// A value in the operand format of `p` (what a matrix instruction multiplies): f16, bf16
+/// and tf32 rounded as above, f32 a float, f64 as it is.
+inline double operand_value(Precision p, double v) {
+  const float f = static_cast<float>(v);
+  switch (p) {
+    case Precision::f16: return f16_value(f16_bits(f));
+    case Precision::bf16: return bf16_value(bf16_bits(f));
+    case Precision::tf32: return tf32_value(tf32_bits(f));
+    case Precision::f32: return f;
+    default: return v;
+  }
+}
+/// A value stored in a grid of precision `p` (tf32 grids store float).
+inline double stored_value(Precision p, double v) {
+  return operand_value(p == Precision::tf32 ? Precision::f32 : p, v);
+}
+
 }  // namespace sparstencil::impl
 
 namespace sparstencil {
