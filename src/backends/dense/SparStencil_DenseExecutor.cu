@@ -269,9 +269,11 @@ template <class Kind>
 inline constexpr int most_groups = std::is_same_v<Kind, F64> ? max_unit_groups_64 : max_unit_groups_16;
 
 /// A wave's unit: `active` groups of L::n tiles from `first_group` (consecutive groups
-/// group_step values apart; `full`: all most_groups of them, no test a group), all 16 rows
-/// of A' (parts of L::m), over every k chunk, into c.
-template <class Kind, int D, bool full>
+/// group_step values apart), all 16 rows of A' (parts of L::m), over every k chunk, into c.
+/// `groups` > 0: exactly that many, known at compile time (a test a group would be
+/// if-converted into matrix instructions issued with their predicate off, which hold the
+/// tensor pipe all the same); 0: `active` of most_groups, tested a group.
+template <class Kind, int D, int groups>
 __device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind::bits* image, const typename Kind::reg* a,
                                      const int* run_offsets, const int* tile_offset, int first_group, int active,
                                      int lane,
@@ -284,9 +286,11 @@ __device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind:
   constexpr int V     = 16 / sizeof(Bits);
   constexpr int per   = sizeof(Reg) / sizeof(Bits);  // values a register
   constexpr int parts = 16 / L::m, most = most_groups<Kind>, step = group_step<L, D>();
+  constexpr int count = groups > 0 ? groups : most;  // groups the unrolled loops run over
   const Bits* b       = image + tile_offset[group_tile<L>(g, first_group, b_column<L>(lane))];
 #if !defined(SPARSTENCIL_GPU_AMD)
-  // ldmatrix (NvidiaF16, full units): the shared address of the row lane % 8 of a group.
+  // ldmatrix (NvidiaF16, an even count of groups known at compile time): the shared
+  // address of the row lane % 8 of a group.
   const unsigned ldmatrix_row =
       static_cast<unsigned>(__cvta_generic_to_shared(image + tile_offset[group_tile<L>(g, first_group, lane % 8)]));
 #endif
@@ -305,7 +309,7 @@ __device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind:
       if (kc + 1 < g.k_chunks) load_regs<L::a_values / per>(a + a_fragment<L>(p, kc + 1, lane) / per, next[p]);
     }
 #if !defined(SPARSTENCIL_GPU_AMD)
-    if constexpr (full && std::is_same_v<L, NvidiaF16>) {
+    if constexpr (groups > 0 && groups % 2 == 0 && std::is_same_v<L, NvidiaF16>) {
       // Two groups' B at once: ldmatrix.x4 gives lane l row l / 4, values 2 (l % 4) and
       // 2 (l % 4) + 1 of each of four 8 x 8 matrices, rows tiles and columns a run:
       // (group j, run 2 kc), (j, 2 kc + 1), (j + 1, 2 kc), (j + 1, 2 kc + 1), whose row
@@ -315,7 +319,7 @@ __device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind:
       const int m = lane / 8;
       const unsigned row = ldmatrix_row + static_cast<unsigned>(((m / 2) * step + (m % 2 ? runs.y : runs.x)) * sizeof(Bits));
 #pragma unroll
-      for (int j = 0; j < most; j += 2) {
+      for (int j = 0; j < count; j += 2) {
         unsigned bv[4];
         asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                      : "=r"(bv[0]), "=r"(bv[1]), "=r"(bv[2]), "=r"(bv[3])
@@ -331,8 +335,8 @@ __device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind:
 #pragma unroll
       for (int i = 0; i < L::b_values; i += L::b_run) run[i / L::b_run] = b + b_run_offset<L>(run_offsets, V, kc, lane, i);
 #pragma unroll
-      for (int j = 0; j < most; ++j) {
-        if (full || j < active) {
+      for (int j = 0; j < count; ++j) {
+        if (groups > 0 || j < active) {
           Reg bv[L::b_values / per];
 #pragma unroll
           for (int i = 0; i < L::b_values; i += L::b_run) load_regs<L::b_run / per>(run[i / L::b_run] + j * step, bv + i / per);
@@ -381,8 +385,12 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
   const int groups = group_count<L>(g), first_group = wave * g.batch;
   const int active = groups - first_group < g.batch ? groups - first_group : g.batch;  // the same for the whole wave
   Acc c[most][parts][L::c_values];
-  if (active == most) multiply_unit<Kind, D, true>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
-  else if (active > 0) multiply_unit<Kind, D, false>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+  // Blocks are sized in powers of two of tiles: units of most, half or a quarter of most
+  // groups run unpredicated; a last wave's remainder is tested a group.
+  if (active == most) multiply_unit<Kind, D, most>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+  else if (active == most / 2) multiply_unit<Kind, D, most / 2>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+  else if (active == most / 4) multiply_unit<Kind, D, most / 4>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+  else if (active > 0) multiply_unit<Kind, D, 0>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
   __syncthreads();  // every wave done with the image: the results go where it was
   Bits* stage = image;
   if (active > 0) {
