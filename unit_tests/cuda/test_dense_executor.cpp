@@ -156,6 +156,24 @@ TEST(DenseExecutor, StridedGridsAndAFusedPlan) {
   expect_gpu_matches<2>(make_plan(dense_request<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, {61, 263}, 3)), 7);
 }
 
+/// Blocks made by hand (the planner picks larger ones for these cases): a unit of every
+/// group count the kernel compiles on its own (8, 4, 2, 1 groups of f16, bf16 and tf32
+/// tiles; 4, 2, 1 of f64), and two units in a block of 16 tiles.
+TEST(DenseExecutor, UnitsOfEveryGroupCount) {
+  SKIP_WITHOUT_DENSE_GPU();
+  std::uint64_t seed = 900;
+  for (Precision p : dense_precisions) {
+    for (const std::vector<int>& tiles : {std::vector<int>{16, 1}, {16, 4}, {32, 4}, {64, 4}, {64, 8}}) {
+      Plan plan = make_plan(dense_request<2>(presets::box_2d49p(), p, all_boundaries[seed % 3], {67, 557}));
+      if (tiles[0] * tiles[1] > (p == Precision::f64 ? 256 : 512)) continue;  // one unit a wave at most
+      plan.tiles_per_block = tiles;
+      size_block_image(plan);
+      fill_block_tables(plan);
+      expect_gpu_matches<2>(plan, ++seed);
+    }
+  }
+}
+
 TEST(DenseExecutor, ClearErrors) {
   SKIP_WITHOUT_DENSE_GPU();
   const Plan plan = make_plan(dense_request<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, {32, 64}));

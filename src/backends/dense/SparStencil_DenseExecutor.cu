@@ -385,12 +385,18 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
   const int groups = group_count<L>(g), first_group = wave * g.batch;
   const int active = groups - first_group < g.batch ? groups - first_group : g.batch;  // the same for the whole wave
   Acc c[most][parts][L::c_values];
-  // Blocks are sized in powers of two of tiles: units of most, half or a quarter of most
-  // groups run unpredicated; a last wave's remainder is tested a group.
-  if (active == most) multiply_unit<Kind, D, most>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
-  else if (active == most / 2) multiply_unit<Kind, D, most / 2>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
-  else if (active == most / 4) multiply_unit<Kind, D, most / 4>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
-  else if (active > 0) multiply_unit<Kind, D, 0>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+  // The planner sizes blocks in powers of two of tiles, so a unit holds a power of two of
+  // groups, each count compiled on its own; other counts (hand-made plans) are tested a
+  // group.
+  auto unit = [&](auto count) {
+    multiply_unit<Kind, D, decltype(count)::value>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+  };
+  using std::integral_constant;
+  if (active == most) unit(integral_constant<int, most>{});
+  else if (active == most / 2) unit(integral_constant<int, most / 2>{});
+  else if (active == most / 4) unit(integral_constant<int, most / 4>{});
+  else if (most == 8 && active == 1) unit(integral_constant<int, 1>{});
+  else if (active > 0) unit(integral_constant<int, 0>{});
   __syncthreads();  // every wave done with the image: the results go where it was
   Bits* stage = image;
   if (active > 0) {
