@@ -43,6 +43,15 @@ inline Error properties(DeviceProperties* p, int device) { return cudaGetDeviceP
 inline Error last_error() { return cudaGetLastError(); }
 inline const char* error_name(Error e) { return cudaGetErrorName(e); }
 inline const char* error_string(Error e) { return cudaGetErrorString(e); }
+#if defined(__CUDACC__)
+/// x rounded to tf32 (cvt.rna: ties away from zero, as the host's impl::tf32_bits): the
+/// bits of a float whose low 13 mantissa bits are zero, what tf32 matrix instructions take.
+__device__ __forceinline__ unsigned tf32_bits(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+#endif
 }  // namespace sparstencil::gpu
 #endif
 

@@ -498,7 +498,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       ldmatrix_x4(b, address);
       if constexpr (P == Operand::tf32) {  // round to nearest like the emulator (the MMA truncates)
 #pragma unroll
-        for (int v = 0; v < 4; ++v) b[v] = to_tf32(__uint_as_float(b[v]));
+        for (int v = 0; v < 4; ++v) b[v] = gpu::tf32_bits(__uint_as_float(b[v]));
       }
     };
     auto a_of = [&](int kc, std::uint32_t (&a)[4]) {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "SparStencil_GpuRuntime.hpp"
 #include "SparStencil_SparseKernelFacts.hpp"
 
 namespace sparstencil::cuda_sptc::impl {
@@ -87,12 +88,6 @@ __device__ __forceinline__ void mma_sp(float (&c)[4], const std::uint32_t (&a)[4
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e),
           "n"(Selector));
   }
-}
-
-__device__ __forceinline__ std::uint32_t to_tf32(float x) {
-  std::uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return r;
 }
 
 /// Shared-memory loads by 32-bit shared address: the B gathers must not become generic
@@ -288,10 +283,10 @@ __device__ __forceinline__ void multiply_group(const KernelParams& p, const stor
       std::uint32_t b[4];
       if constexpr (P == Operand::tf32) {
         const uint2 off = __ldg(reinterpret_cast<const uint2*>(p.b_offsets) + kc * 4 + t);
-        b[0] = to_tf32(ld_shared_f32(tile_image + bytes * (off.x & 0xFFFFu)));
-        b[1] = to_tf32(ld_shared_f32(tile_image + bytes * (off.x >> 16)));
-        b[2] = to_tf32(ld_shared_f32(tile_image + bytes * (off.y & 0xFFFFu)));
-        b[3] = to_tf32(ld_shared_f32(tile_image + bytes * (off.y >> 16)));
+        b[0] = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.x & 0xFFFFu)));
+        b[1] = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.x >> 16)));
+        b[2] = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.y & 0xFFFFu)));
+        b[3] = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.y >> 16)));
       } else {
         const uint4 off      = __ldg(reinterpret_cast<const uint4*>(p.b_offsets) + kc * 4 + t);
         const std::uint32_t w[4] = {off.x, off.y, off.z, off.w};

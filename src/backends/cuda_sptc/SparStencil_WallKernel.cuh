@@ -41,7 +41,7 @@ __device__ __forceinline__ float stored_to_float(storage_t<P> v) {
 /// are already operands.
 template <Operand P>
 __device__ __forceinline__ float operand_of(float v) {
-  if constexpr (P == Operand::tf32) return __uint_as_float(to_tf32(v));
+  if constexpr (P == Operand::tf32) return __uint_as_float(gpu::tf32_bits(v));
   else return v;
 }
 

@@ -133,12 +133,6 @@ __device__ inline unsigned short to_bits(float x) {
   else return __half_as_ushort(__float2half_rn(x));
 }
 
-/// x rounded to tf32, ties away from zero (the rounding the emulator applies).
-__device__ inline float tf32_rounded(float x) {
-  unsigned bits;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(bits) : "f"(x));
-  return __uint_as_float(bits);
-}
 #endif
 
 /// The lane layout of each kind the vendor's matrix cores multiply (none: not built).
@@ -348,6 +342,16 @@ __device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind:
   }
 }
 
+/// unit(std::integral_constant<int, n>) for the power of two n <= count equal to
+/// `active`, else unit(<0>) (tested a group) where active > 0: the planner sizes blocks in
+/// powers of two of tiles, so a unit's group count is compiled on its own.
+template <int count, class Unit>
+__device__ inline void with_group_count(int active, const Unit& unit) {
+  if (active == count) unit(std::integral_constant<int, count>{});
+  else if constexpr (count > 1) with_group_count<count / 2>(active, unit);
+  else if (active > 0) unit(std::integral_constant<int, 0>{});
+}
+
 template <class Kind, int D>
 __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const DenseArgs<D> g) {
   using L             = LayoutOf<Kind>;
@@ -373,7 +377,8 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
   if constexpr (std::is_same_v<Kind, TF32>) {  // float values to tf32 operands, once a value
     for (int i = threadIdx.x * 4; i < g.image_values; i += blockDim.x * 4) {
       float4 v = *reinterpret_cast<const float4*>(image + i);
-      v        = make_float4(tf32_rounded(v.x), tf32_rounded(v.y), tf32_rounded(v.z), tf32_rounded(v.w));
+      v = make_float4(__uint_as_float(gpu::tf32_bits(v.x)), __uint_as_float(gpu::tf32_bits(v.y)),
+                      __uint_as_float(gpu::tf32_bits(v.z)), __uint_as_float(gpu::tf32_bits(v.w)));
       *reinterpret_cast<float4*>(image + i) = v;
     }
     __syncthreads();
@@ -385,18 +390,9 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
   const int groups = group_count<L>(g), first_group = wave * g.batch;
   const int active = groups - first_group < g.batch ? groups - first_group : g.batch;  // the same for the whole wave
   Acc c[most][parts][L::c_values];
-  // The planner sizes blocks in powers of two of tiles, so a unit holds a power of two of
-  // groups, each count compiled on its own; other counts (hand-made plans) are tested a
-  // group.
-  auto unit = [&](auto count) {
+  with_group_count<most>(active, [&](auto count) {
     multiply_unit<Kind, D, decltype(count)::value>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
-  };
-  using std::integral_constant;
-  if (active == most) unit(integral_constant<int, most>{});
-  else if (active == most / 2) unit(integral_constant<int, most / 2>{});
-  else if (active == most / 4) unit(integral_constant<int, most / 4>{});
-  else if (most == 8 && active == 1) unit(integral_constant<int, 1>{});
-  else if (active > 0) unit(integral_constant<int, 0>{});
+  });
   __syncthreads();  // every wave done with the image: the results go where it was
   Bits* stage = image;
   if (active > 0) {

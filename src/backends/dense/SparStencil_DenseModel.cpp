@@ -42,8 +42,8 @@ double dense_rate(const DeviceDescription& d, Precision p) {
 /// has work: its loads of A and B, the copy, staging and stores around it. It falls as a
 /// unit multiplies more groups by each A fragment (batch). Fitted on the H100 (perf_tests/
 /// RESULTS.md, the dense row-run kernel: 15 x 15 box f16 batch 8, f64 batches 2 and 4,
-/// within 1%; tf32 on the 15 x 15 and 7 x 7 x 7 boxes, twenty-seventh session: a value of
-/// B a load; the 3-D term after half units stopped issuing predicated-off MMAs). 3-D blocks issue-bind (copy_efficiency): their units take longer, fitted on
+/// within 1%; tf32, whose lanes load B a value a load, on the 15 x 15 and 7 x 7 x 7
+/// boxes). 3-D blocks issue-bind (copy_efficiency): their units take longer, fitted on
 /// the suite's compute-bound 3-D boxes (radius 3 and 4, 2026-11-25).
 double unit_overhead(Precision p, int batch, int dims) {
   if (p == Precision::f64) {
