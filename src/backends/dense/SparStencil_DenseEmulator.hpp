@@ -3,7 +3,8 @@
 /// geometry and fragment mapping (SparStencil_DenseKernel.hpp) for one vendor's layout L,
 /// so CI proves the mapping of every vendor right without its GPU. Per block it fills the
 /// image (operand values), per unit and k chunk it loads each lane's A and B values as
-/// the kernel does, and runs the instruction by its documented semantics: the lanes'
+/// the kernel does (image_as_a layouts: the image as A over each part's chunks), and
+/// runs the instruction by its documented semantics: the lanes'
 /// values placed in A, B and C by L's layout (checked against the vendors' own tables by
 /// the tests), D = A B + C summed in the accumulator's format (f32 for f16/bf16/tf32, f64
 /// for f64), in k order. Results are rounded to the storage format (tf32 plans: float) and
@@ -41,12 +42,12 @@ void multiply(const std::vector<std::array<double, L::a_values>>& a,
 template <class L, class Acc, int D>
 void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
   const DenseArgs<D> g = dense_args<D>(plan);
-  const int parts = 16 / L::m;
-  std::vector<double> row_major(static_cast<std::size_t>(16) * g.K);
-  for (int row = 0; row < 16; ++row)
-    for (int k = 0; k < g.K; ++k) row_major[static_cast<std::size_t>(row) * g.K + k] = unpack_dense(plan.a, plan.precision, row, k);
+  constexpr int parts = part_count<L>();
+  const std::vector<double> row_major = a_row_major(plan);
   const std::vector<double> a = a_fragments<L>(row_major, g.K);
   const std::vector<int> runs = run_offsets(plan);
+  PartTables<double> parted;
+  if constexpr (image_as_a<L>) parted = part_tables<L>(row_major, g.K, runs, g.vector);
   const std::vector<int>& tile_offsets = plan.tile_offsets;
   std::vector<double> image(static_cast<std::size_t>(g.image_values));
   long block_count = 1;
@@ -73,16 +74,29 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
       for (int part = 0; part < parts; ++part) {
         auto& c = c_lanes[static_cast<std::size_t>(group) * parts + part];
         for (auto& lane_c : c) lane_c.fill(Acc(0));
-        for (int kc = 0; kc < g.k_chunks; ++kc) {
-          for (int lane = 0; lane < L::lanes; ++lane) {
-            for (int i = 0; i < L::a_values; ++i) a_lanes[lane][i] = a[a_fragment<L>(part, kc, lane) + i];
-            const int tile = tile_offsets[group_tile<L>(g, group, b_column<L>(lane))];
-            for (int i = 0; i < L::b_values; i += L::b_run) {
-              const int at = tile + b_run_offset<L>(runs.data(), g.vector, kc, lane, i);
-              for (int j = 0; j < L::b_run; ++j) b_lanes[lane][i + j] = image[at + j];
+        if constexpr (image_as_a<L>) {  // the image as A, A' transposed as B: the part's chunks
+          for (int chunk = parted.first[part]; chunk < parted.first[part + 1]; ++chunk) {
+            for (int lane = 0; lane < L::lanes; ++lane) {
+              for (int i = 0; i < L::a_values; ++i) {
+                const Element e = L::a(lane, i);
+                a_lanes[lane][i] = image[tile_offsets[group_tile<L>(g, group, e.row)] + parted.offsets[chunk * L::k + e.col]];
+              }
+              for (int i = 0; i < L::b_values; ++i) b_lanes[lane][i] = parted.b[(static_cast<std::size_t>(chunk) * L::lanes + lane) * L::b_values + i];
             }
+            multiply<L, Acc>(a_lanes, b_lanes, c);
           }
-          multiply<L, Acc>(a_lanes, b_lanes, c);
+        } else {
+          for (int kc = 0; kc < g.k_chunks; ++kc) {
+            for (int lane = 0; lane < L::lanes; ++lane) {
+              for (int i = 0; i < L::a_values; ++i) a_lanes[lane][i] = a[a_fragment<L>(part, kc, lane) + i];
+              const int tile = tile_offsets[group_tile<L>(g, group, b_column<L>(lane))];
+              for (int i = 0; i < L::b_values; i += L::b_run) {
+                const int at = tile + b_run_offset<L>(runs.data(), g.vector, kc, lane, i);
+                for (int j = 0; j < L::b_run; ++j) b_lanes[lane][i + j] = image[at + j];
+              }
+            }
+            multiply<L, Acc>(a_lanes, b_lanes, c);
+          }
         }
       }
     }
@@ -93,7 +107,7 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
         for (int lane = 0; lane < L::lanes; ++lane) {
           for (int i = 0; i < L::c_values; ++i) {
             const Target t = c_target<L>(part, lane, i);
-            stage[stage_offset(g, group_tile<L>(g, group, t.column)) + t.row] =
+            stage[stage_offset(g, group_tile<L>(g, group, t.tile)) + t.point] =
                 impl::stored_value(plan.precision, c_lanes[static_cast<std::size_t>(group) * parts + part][lane][i]);
           }
         }

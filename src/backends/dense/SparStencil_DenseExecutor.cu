@@ -262,6 +262,13 @@ constexpr int min_blocks = 3;
 template <class Kind>
 inline constexpr int most_groups = std::is_same_v<Kind, F64> ? max_unit_groups_64 : max_unit_groups_16;
 
+/// Parts of the tile's outputs a unit holds sums of: all (A' by the image), or the one it
+/// multiplies (image_as_a).
+template <class L>
+inline constexpr int unit_parts = image_as_a<L> ? 1 : part_count<L>();
+template <class Kind>
+using Sums = typename Kind::acc[most_groups<Kind>][unit_parts<LayoutOf<Kind>>][LayoutOf<Kind>::c_values];
+
 /// A wave's unit: `active` groups of L::n tiles from `first_group` (consecutive groups
 /// group_step values apart), all 16 rows of A' (parts of L::m), over every k chunk, into c.
 /// `groups` > 0: exactly that many, known at compile time (a test a group would be
@@ -270,16 +277,15 @@ inline constexpr int most_groups = std::is_same_v<Kind, F64> ? max_unit_groups_6
 template <class Kind, int D, int groups>
 __device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind::bits* image, const typename Kind::reg* a,
                                      const int* run_offsets, const int* tile_offset, int first_group, int active,
-                                     int lane,
-                                     typename Kind::acc (&c)[most_groups<Kind>][16 / LayoutOf<Kind>::m]
-                                                          [LayoutOf<Kind>::c_values]) {
+                                     int lane, Sums<Kind>& c) {
   using L             = LayoutOf<Kind>;
   using Bits          = typename Kind::bits;
   using Reg           = typename Kind::reg;
   using Acc           = typename Kind::acc;
   constexpr int V     = 16 / sizeof(Bits);
   constexpr int per   = sizeof(Reg) / sizeof(Bits);  // values a register
-  constexpr int parts = 16 / L::m, most = most_groups<Kind>, step = group_step<L, D>();
+  constexpr int parts = part_count<L>(), most = most_groups<Kind>, step = group_step<L, D>();
+  static_assert(!image_as_a<L>, "multiply_image_unit takes these layouts");
   constexpr int count = groups > 0 ? groups : most;  // groups the unrolled loops run over
   const Bits* b       = image + tile_offset[group_tile<L>(g, first_group, b_column<L>(lane))];
 #if !defined(SPARSTENCIL_GPU_AMD)
@@ -342,6 +348,54 @@ __device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind:
   }
 }
 
+/// image_as_a: a wave's unit of `active` groups of L::m tiles from `first_group` (as
+/// multiply_unit's) and part `part` of their outputs (L::n of each tile), over the k
+/// chunks of the part (PartTables): the image's A fragments times A' transposed as B.
+template <class Kind, int D, int groups>
+__device__ inline void multiply_image_unit(const DenseArgs<D>& g, const typename Kind::bits* image,
+                                           const typename Kind::reg* b, const int* tile_offset, int part,
+                                           int first_group, int active, int lane, Sums<Kind>& c) {
+  using L            = LayoutOf<Kind>;
+  using Bits         = typename Kind::bits;
+  using Reg          = typename Kind::reg;
+  using Acc          = typename Kind::acc;
+  constexpr int most = most_groups<Kind>, step = group_step<L, D>();
+  constexpr int count = groups > 0 ? groups : most;
+  static_assert(image_as_a<L> && a_values_share_k<L>() && sizeof(Reg) == sizeof(Bits), "one value a register, one k a lane");
+  const Bits* rows[L::a_values];  // the lane's tiles of the first group
+#pragma unroll
+  for (int i = 0; i < L::a_values; ++i) rows[i] = image + tile_offset[group_tile<L>(g, first_group, L::a(lane, i).row)];
+#pragma unroll
+  for (int j = 0; j < most; ++j)
+    for (int i = 0; i < L::c_values; ++i) c[j][0][i] = Acc(0);
+  const int first = g.part_chunk[part], end = g.part_chunk[part + 1], column = L::a(lane, 0).col;
+  // The next chunk's B values and image offset load while this chunk multiplies.
+  Reg bv[L::b_values], next[L::b_values];
+  int offset = 0, next_offset = 0;
+  if (first < end) {
+    load_regs<L::b_values>(b + (static_cast<long>(first) * L::lanes + lane) * L::b_values, next);
+    next_offset = g.chunk_offsets[first * L::k + column];
+  }
+  for (int chunk = first; chunk < end; ++chunk) {
+#pragma unroll
+    for (int i = 0; i < L::b_values; ++i) bv[i] = next[i];
+    offset = next_offset;
+    if (chunk + 1 < end) {
+      load_regs<L::b_values>(b + (static_cast<long>(chunk + 1) * L::lanes + lane) * L::b_values, next);
+      next_offset = g.chunk_offsets[(chunk + 1) * L::k + column];
+    }
+#pragma unroll
+    for (int j = 0; j < count; ++j) {
+      if (groups > 0 || j < active) {
+        Reg av[L::a_values];
+#pragma unroll
+        for (int i = 0; i < L::a_values; ++i) av[i] = rows[i][offset + j * step];
+        mma<Kind>(c[j][0], av, bv);
+      }
+    }
+  }
+}
+
 /// unit(std::integral_constant<int, n>) for the power of two n <= count equal to
 /// `active`, else unit(<0>) (tested a group) where active > 0: the planner sizes blocks in
 /// powers of two of tiles, so a unit's group count is compiled on its own.
@@ -356,9 +410,8 @@ template <class Kind, int D>
 __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const DenseArgs<D> g) {
   using L             = LayoutOf<Kind>;
   using Bits          = typename Kind::bits;
-  using Acc           = typename Kind::acc;
   constexpr int V     = 16 / sizeof(Bits);
-  constexpr int parts = 16 / L::m;
+  constexpr int parts = part_count<L>();
   constexpr int most  = most_groups<Kind>;
   extern __shared__ uint4 shared_chunks[];  // 16-byte aligned
   Bits* image      = reinterpret_cast<Bits*>(shared_chunks);
@@ -384,32 +437,40 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
     __syncthreads();
   }
 #endif
-  // One unit a wave: g.batch groups of L::n tiles (consecutive groups `step` values
-  // apart), all 16 rows of A' (parts of L::m).
-  const int lane = threadIdx.x % L::lanes, wave = threadIdx.x / L::lanes;
-  const int groups = group_count<L>(g), first_group = wave * g.batch;
+  // One unit a wave: g.batch groups (consecutive groups `step` values apart), all parts
+  // of the tile's outputs, or (image_as_a) the wave's part.
+  constexpr int unit_waves = image_as_a<L> ? parts : 1;  // waves sharing a unit's groups
+  static_assert(block_threads / L::lanes / unit_waves * group_tiles<L>() == block_threads / 4,
+                "a wave's g.batch groups are wave_batch's 64 tiles");
+  const int lane = threadIdx.x % L::lanes, wave = threadIdx.x / L::lanes, part = wave % unit_waves;
+  const int groups = group_count<L>(g), first_group = wave / unit_waves * g.batch;
   const int active = groups - first_group < g.batch ? groups - first_group : g.batch;  // the same for the whole wave
-  Acc c[most][parts][L::c_values];
+  Sums<Kind> c;
   with_group_count<most>(active, [&](auto count) {
-    multiply_unit<Kind, D, decltype(count)::value>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+    if constexpr (image_as_a<L>) {
+      multiply_image_unit<Kind, D, decltype(count)::value>(g, image, a, tile_offset, part, first_group, active, lane, c);
+    } else {
+      multiply_unit<Kind, D, decltype(count)::value>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+    }
   });
   __syncthreads();  // every wave done with the image: the results go where it was
   Bits* stage = image;
   if (active > 0) {
     // Where the lane's results of the unit's first group go, per value; the next groups'
     // lie group_step further along the row.
-    int at[parts][L::c_values];
+    constexpr int held = unit_parts<L>;
+    int at[held][L::c_values];
 #pragma unroll
-    for (int p = 0; p < parts; ++p) {
+    for (int p = 0; p < held; ++p) {
       for (int i = 0; i < L::c_values; ++i) {
-        const Target t = c_target<L>(p, lane, i);
-        at[p][i]       = stage_offset(g, group_tile<L>(g, first_group, t.column)) + t.row;
+        const Target t = c_target<L>(image_as_a<L> ? part : p, lane, i);
+        at[p][i]       = stage_offset(g, group_tile<L>(g, first_group, t.tile)) + t.point;
       }
     }
 #pragma unroll
     for (int j = 0; j < most; ++j) {
       if (j < active) {
-        for (int p = 0; p < parts; ++p)
+        for (int p = 0; p < held; ++p)
           for (int i = 0; i < L::c_values; ++i) stage[at[p][i] + j * group_step<L, D>()] = stored<Kind>(c[j][p][i]);
       }
     }
@@ -510,12 +571,15 @@ struct DenseExecutor::State {
     else return args3;
   }
   template <int D>
-  void set_up(const void* a, const int* runs, const int* tile_offsets) {
+  void set_up(const void* a, const int* runs, const int* tile_offsets, const int* chunk_offsets,
+              const int (&part_chunk)[3]) {
     DenseArgs<D>& g = args<D>();
     g               = dense_args<D>(plan);
     g.a             = a;
     g.run_offsets   = runs;
     g.tile_offsets  = tile_offsets;
+    g.chunk_offsets = chunk_offsets;
+    std::copy(part_chunk, part_chunk + 3, g.part_chunk);
     blocks          = 1;
     for (int ax = 0; ax < D; ++ax) blocks *= g.blocks[ax];
   }
@@ -543,29 +607,40 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
          ") has no mma.sync of the kernel: 8.0 or newer is needed");
   }
 #endif
-  // A' in the fragment order of the layout the device runs.
-  const void* a = nullptr;
+  // A' in the fragment order of the layout the device runs; every upload kept to be freed.
+  auto keep = [&](auto* device) {
+    s.allocations.push_back(const_cast<void*>(static_cast<const void*>(device)));
+    return device;
+  };
+  const void* a            = nullptr;
+  const int* chunk_offsets = nullptr;
+  int part_chunk[3]{};
   if (plan.precision == Precision::f64) {
-    std::vector<double> row_major(static_cast<std::size_t>(16) * plan.order.columns.size());
-    const int K = static_cast<int>(plan.order.columns.size());
-    for (int row = 0; row < 16; ++row)
-      for (int k = 0; k < K; ++k) row_major[static_cast<std::size_t>(row) * K + k] = unpack_dense(plan.a, plan.precision, row, k);
+    const std::vector<double> row_major = a_row_major(plan);
+    const int K                         = static_cast<int>(plan.order.columns.size());
 #if defined(SPARSTENCIL_GPU_AMD)
     s.instruction = AmdF64::instruction;
-    a             = upload(a_fragments<AmdF64>(row_major, K));
+    a             = keep(upload(a_fragments<AmdF64>(row_major, K)));
 #else
     cudaFuncAttributes kernel{};
     SPARSTENCIL_GPU_CHECK(cudaFuncGetAttributes(&kernel, dense_kernel<F64, 2>));
-    const bool sm90 = kernel.binaryVersion >= 90;
-    s.instruction   = sm90 ? NvidiaF64Sm90::instruction : NvidiaF64::instruction;
-    a = upload(sm90 ? a_fragments<NvidiaF64Sm90>(row_major, K) : a_fragments<NvidiaF64>(row_major, K));
+    if (kernel.binaryVersion >= 90) {
+      s.instruction = NvidiaF64Sm90::instruction;
+      const PartTables<double> t = part_tables<NvidiaF64Sm90>(row_major, K, run_offsets(plan), 2);
+      a             = keep(upload(t.b));
+      chunk_offsets = keep(upload(t.offsets));
+      std::copy(t.first.begin(), t.first.end(), part_chunk);
+    } else {
+      s.instruction = NvidiaF64::instruction;
+      a             = keep(upload(a_fragments<NvidiaF64>(row_major, K)));
+    }
 #endif
   } else if (plan.precision == Precision::tf32) {
 #if defined(SPARSTENCIL_GPU_AMD)
     fail("DenseExecutor", "device ", props.name, " has no tf32 matrix instructions (MFMA of gfx90a: f16, bf16, f64)");
 #else
     s.instruction = NvidiaTF32::instruction;
-    a             = upload(a_fragments<NvidiaTF32>(plan.a.values, static_cast<int>(plan.order.columns.size())));
+    a             = keep(upload(a_fragments<NvidiaTF32>(plan.a.values, static_cast<int>(plan.order.columns.size()))));
 #endif
   } else {
     std::vector<unsigned short> row_major(plan.a.values.size() * 2);
@@ -574,17 +649,14 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
       row_major[2 * w + 1] = static_cast<unsigned short>(plan.a.values[w] >> 16);
     }
     s.instruction = Layout16::instruction;
-    a             = upload(a_fragments<Layout16>(row_major, static_cast<int>(plan.order.columns.size())));
+    a             = keep(upload(a_fragments<Layout16>(row_major, static_cast<int>(plan.order.columns.size()))));
   }
-  s.allocations.push_back(const_cast<void*>(a));
-  const int* runs          = upload(run_offsets(plan));
-  s.allocations.push_back(const_cast<int*>(runs));
-  const int* tile_offsets  = upload(plan.tile_offsets);
-  s.allocations.push_back(const_cast<int*>(tile_offsets));
+  const int* runs         = keep(upload(run_offsets(plan)));
+  const int* tile_offsets = keep(upload(plan.tile_offsets));
   switch (plan.dims()) {
-    case 1: s.set_up<1>(a, runs, tile_offsets); break;
-    case 2: s.set_up<2>(a, runs, tile_offsets); break;
-    default: s.set_up<3>(a, runs, tile_offsets); break;
+    case 1: s.set_up<1>(a, runs, tile_offsets, chunk_offsets, part_chunk); break;
+    case 2: s.set_up<2>(a, runs, tile_offsets, chunk_offsets, part_chunk); break;
+    default: s.set_up<3>(a, runs, tile_offsets, chunk_offsets, part_chunk); break;
   }
   if (s.blocks > 0x7fffffffL) fail("DenseExecutor", "the grid needs ", s.blocks, " blocks, more than a launch takes");
   s.shared = shared_bytes(plan);

@@ -7,12 +7,15 @@
 /// at a time where it can; each wave then takes units of work, `batch` groups of L::n
 /// tiles times all 16 rows of A' over every k chunk. A group's tiles are L::n consecutive
 /// rows of the block at one column of tiles (1-D: L::n consecutive tiles), so the image
-/// pitch (pitch / V odd) puts their runs in different banks. Results are staged in the
+/// pitch (pitch / V odd) puts their runs in different banks. Layouts with image_as_a
+/// multiply the other way round: the image (L::m tiles) as A, A' transposed as B, a
+/// part of L::n outputs of the tile at a time over only the k chunks its weights reach. Results are staged in the
 /// image and written a row at a time under the boundary contract (fixed_rim copies the
 /// rim, interior leaves it). The geometry and per-lane index functions below are the
 /// kernel's fragment mapping: the host emulator (SparStencil_DenseEmulator.hpp) runs the
 /// same ones.
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "SparStencil_DenseModel.hpp"
@@ -40,10 +43,21 @@ struct DenseArgs {
   int chunk_shift = 0;
   int out_chunk_shift = 0;  ///< a block's row of outputs: 2^out_chunk_shift 16-byte chunks
   int boundary = 0;
-  const void* a              = nullptr;  ///< A' in fragment order (a_fragments)
+  const void* a              = nullptr;  ///< A' in fragment order (a_fragments; image_as_a: PartTables::b)
   const int* run_offsets     = nullptr;  ///< per run: image offset of its first value from a tile origin
   const int* tile_offsets    = nullptr;  ///< per tile: image offset of its origin
+  const int* chunk_offsets   = nullptr;  ///< image_as_a: PartTables::offsets
+  int part_chunk[3]{};                   ///< image_as_a: PartTables::first
 };
+
+/// A' (16 rows x K, row-major) as its operand values.
+inline std::vector<double> a_row_major(const Plan& p) {
+  const int K = static_cast<int>(p.order.columns.size());
+  std::vector<double> a(static_cast<std::size_t>(16) * K);
+  for (int row = 0; row < 16; ++row)
+    for (int k = 0; k < K; ++k) a[static_cast<std::size_t>(row) * K + k] = unpack_dense(p.a, p.precision, row, k);
+  return a;
+}
 
 /// Each run's image offset from a tile origin (its rows and its first value along the
 /// fastest axis, lead included): the table the kernel reads B' through.
@@ -97,16 +111,34 @@ DenseArgs<D> dense_args(const Plan& p, const long* in_strides = nullptr, const l
   return g;
 }
 
-/// Tile `column` (0..L::n-1) of group `group`: L::n consecutive rows of tiles at one
-/// column of tiles (1-D: L::n consecutive tiles).
+/// Whether the kernel multiplies the image (A: L::m tiles x k) by A' transposed (B: k x
+/// L::n outputs) for layout L: sm_90's f64 m16n8k4, whose N = 8 splits a tile's 16
+/// outputs in two parts, each multiplying only the k chunks its taps reach (a third fewer
+/// DMMAs on radius-3 boxes). The other layouts multiply A' (all 16 outputs) by the image.
+template <class L>
+inline constexpr bool image_as_a = std::is_same_v<L, NvidiaF64Sm90>;
+/// Tiles of a group: the instruction's dimension the image fills.
+template <class L>
+SPARSTENCIL_FRAGMENT_HD constexpr int group_tiles() {
+  return image_as_a<L> ? L::m : L::n;
+}
+/// Parts of a tile's 16 outputs (rows of A'), each the instruction's other dimension.
+template <class L>
+SPARSTENCIL_FRAGMENT_HD constexpr int part_count() {
+  return 16 / (image_as_a<L> ? L::n : L::m);
+}
+
+/// Tile `column` (0..group_tiles - 1) of group `group`: consecutive rows of tiles at one
+/// column of tiles (1-D: consecutive tiles).
 template <class L, int D>
 SPARSTENCIL_FRAGMENT_HD inline int group_tile(const DenseArgs<D>& g, int group, int column) {
-  if (D == 1) return group * L::n + column;
-  return (group / g.tiles_x * L::n + column) * g.tiles_x + group % g.tiles_x;
+  constexpr int n = group_tiles<L>();
+  if (D == 1) return group * n + column;
+  return (group / g.tiles_x * n + column) * g.tiles_x + group % g.tiles_x;
 }
 template <class L, int D>
 SPARSTENCIL_FRAGMENT_HD inline int group_count(const DenseArgs<D>& g) {
-  return g.tiles / L::n;
+  return g.tiles / group_tiles<L>();
 }
 
 /// Index into row-major A' of lane `lane`'s A value i of part `part` (L::m rows of the
@@ -135,10 +167,10 @@ SPARSTENCIL_FRAGMENT_HD inline long a_fragment(int part, int kc, int lane) {
 }
 /// Image values between the origins of a unit's consecutive groups: the next column of
 /// tiles (2-D, 3-D: a unit's groups lie in one row of groups, check_kernel_limits), or
-/// the next L::n tiles of a 1-D line.
+/// the next group of a 1-D line.
 template <class L, int D>
 SPARSTENCIL_FRAGMENT_HD constexpr int group_step() {
-  return D == 1 ? 16 * L::n : 16;
+  return D == 1 ? 16 * group_tiles<L>() : 16;
 }
 /// The image offset, from the lane's tile origin, of lane `lane`'s B value i in chunk kc:
 /// its K row's run and place in the run. Values i .. i + L::b_run - 1 follow it.
@@ -156,12 +188,59 @@ SPARSTENCIL_FRAGMENT_HD constexpr int b_column(int lane) {
 /// The tile (of the group) and the tile point (row of A') of lane `lane`'s result i of
 /// part `part`.
 struct Target {
-  int column, row;
+  int tile, point;
 };
 template <class L>
 SPARSTENCIL_FRAGMENT_HD inline Target c_target(int part, int lane, int i) {
   const Element e = L::c(lane, i);
-  return {e.col, part * L::m + e.row};
+  if constexpr (image_as_a<L>) return {e.row, part * L::n + e.col};
+  else return {e.col, part * L::m + e.row};
+}
+
+/// image_as_a: what the lanes load a k chunk of a part. Part p (outputs p L::n ..) takes
+/// chunks first[p] .. first[p + 1] - 1 of the tables: the plan's k chunks where its rows
+/// of A' hold a nonzero, in k order. Per such chunk: `offsets`, the image offset from a
+/// tile origin of each of its L::k values of k (the lane's A values: its column's), and
+/// `b`, A' transposed in the order lanes take it (per lane its L::b_values together).
+template <class T>
+struct PartTables {
+  std::vector<int> first, offsets;
+  std::vector<T> b;
+};
+template <class L, class T>
+PartTables<T> part_tables(const std::vector<T>& row_major, int K, const std::vector<int>& run_offsets, int vector) {
+  static_assert(image_as_a<L>, "A' by the image takes a_fragments");
+  constexpr int parts = part_count<L>();
+  PartTables<T> t;
+  for (int part = 0; part < parts; ++part) {
+    t.first.push_back(static_cast<int>(t.offsets.size()) / L::k);
+    for (int kc = 0; kc < K / L::k; ++kc) {
+      bool reaches = false;
+      for (int n = 0; n < L::n; ++n)
+        for (int k = 0; k < L::k; ++k) reaches = reaches || row_major[static_cast<std::size_t>(part * L::n + n) * K + kc * L::k + k] != T(0);
+      if (!reaches) continue;
+      for (int k = 0; k < L::k; ++k) {
+        const int at = kc * L::k + k;
+        t.offsets.push_back(run_offsets[at / vector] + at % vector);
+      }
+      for (int lane = 0; lane < L::lanes; ++lane) {
+        for (int i = 0; i < L::b_values; ++i) {
+          const Element e = L::b(lane, i);
+          t.b.push_back(row_major[static_cast<std::size_t>(part * L::n + e.col) * K + kc * L::k + e.row]);
+        }
+      }
+    }
+  }
+  t.first.push_back(static_cast<int>(t.offsets.size()) / L::k);
+  return t;
+}
+/// image_as_a: a lane's A values of a chunk share one k (the kernel loads its offset once).
+template <class L>
+SPARSTENCIL_FRAGMENT_HD constexpr bool a_values_share_k() {
+  for (int lane = 0; lane < L::lanes; ++lane)
+    for (int i = 1; i < L::a_values; ++i)
+      if (L::a(lane, i).col != L::a(lane, 0).col) return false;
+  return true;
 }
 /// Where the staged results of a block's tile `tile` start: its row of tiles (the axes
 /// but the fastest) g.pitch values apart, as image rows (pitch / V odd: a group's rows

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "SparStencil_DenseKernel.hpp"
 #include "SparStencil_Fuse.hpp"
 #include "SparStencil_Planner.hpp"
 #include "SparStencil_Rounding.hpp"
@@ -40,14 +41,15 @@ double dense_rate(const DeviceDescription& d, Precision p) {
 /// The time a unit of the plan (m16n8k16 f16/bf16: one mma.sync; m16n8k8 tf32; m16n8k4
 /// f64) takes over the instruction's own at the measured peak, where every wave of a block
 /// has work: its loads of A and B, the copy, staging and stores around it. It falls as a
-/// unit multiplies more groups by each A fragment (batch). Fitted on the H100 (perf_tests/
-/// RESULTS.md, the dense row-run kernel: 15 x 15 box f16 batch 8, f64 batches 2 and 4,
-/// within 1%; tf32, whose lanes load B a value a load, on the 15 x 15 and 7 x 7 x 7
-/// boxes). 3-D blocks issue-bind (copy_efficiency): their units take longer, fitted on
-/// the suite's compute-bound 3-D boxes (radius 3 and 4, 2026-11-25).
+/// unit multiplies more groups by each fragment of weights (batch). Fitted on the H100
+/// (perf_tests/RESULTS.md, the dense row-run kernel: 15 x 15 box f16 batch 8; f64, the
+/// image as A, on the 15 x 15 box (batch 4) and the 7 x 7 x 7 box (batch 2) within 1%;
+/// tf32, whose lanes load B a value a load, on the 15 x 15 and 7 x 7 x 7 boxes). 3-D
+/// blocks issue-bind (copy_efficiency): their units take longer, fitted on the suite's
+/// compute-bound 3-D boxes (radius 3 and 4, 2026-11-25).
 double unit_overhead(Precision p, int batch, int dims) {
   if (p == Precision::f64) {
-    const double unit = 0.5 + 4.1 / batch;
+    const double unit = 0.72 + 3.87 / batch;
     return dims == 3 ? unit * 1.35 : unit;
   }
   const bool tf32   = p == Precision::tf32;
@@ -72,6 +74,15 @@ int most_tiles(Precision p) {
   return block_threads / 4 * (p == Precision::f64 ? max_unit_groups_64 : max_unit_groups_16);
 }
 
+/// The matrix instructions per 8 tiles the kernel runs on the plan's device: the plan's
+/// (A' by the image), or for f64 on sm_90 (H100, H200: image_as_a) the chunks each half
+/// of a tile's outputs reaches (part_tables), per 16 tiles.
+double executed_mmas(const Plan& p) {
+  if (p.precision != Precision::f64 || (p.device != "h100" && p.device != "h200")) return p.mmas_per_tile_group;
+  const std::vector<double> a = a_row_major(p);
+  return part_tables<NvidiaF64Sm90>(a, static_cast<int>(p.order.columns.size()), run_offsets(p), 2).first.back() / 2.0;
+}
+
 /// The prediction of a dense plan: each block copies its image, multiplies (every wave
 /// one unit) and writes its outputs; blocks resident together overlap one's copy with
 /// another's multiplies, so the slower of device memory and the matrix work bounds. The
@@ -89,7 +100,7 @@ Prediction predict_dense(const Plan& p) {
   const double waves      = static_cast<double>(block_threads) / d.wave_lanes;
   const int n             = d.wave_lanes == 64 ? 16 : 8;
   const double busy       = std::min(waves, std::ceil(static_cast<double>(tiles / n) / batch));
-  const double units      = static_cast<double>(blocks) * (tiles / 8) * p.mmas_per_tile_group;
+  const double units      = static_cast<double>(blocks) * (tiles / 8) * executed_mmas(p);
   const double flops      = units * 2.0 * p.mma.m * p.mma.n * p.mma.k;
   const double rate       = dense_rate(d, p.precision);
   const double bytes      = storage_bytes(p.precision);
@@ -256,9 +267,9 @@ class Model final : public BackendModel {
       bids.dropped.push_back({"dense", row_tile(base.dims()), 0, Bid::Outcome::dropped, reason});
       return bids;
     }
-    std::snprintf(reason, sizeof reason, "%s bound, K = %zu in %zu runs, %ld dense MMAs per 8 tiles",
+    std::snprintf(reason, sizeof reason, "%s bound, K = %zu in %zu runs, %g dense MMAs per 8 tiles",
                   plan->predicted.bound.c_str(), plan->order.columns.size(), plan->runs.size(),
-                  plan->mmas_per_tile_group);
+                  executed_mmas(*plan));
     bids.plans.push_back({std::move(*plan), reason});
     return bids;
   }
