@@ -1,7 +1,7 @@
 // The dense matrix-core executor (raw API, no Kokkos) on the GPU against the double
 // reference within its precision's bound, and against the plan emulator with NVIDIA's
 // instructions within the summation-order bound (docs/PRECISION.md): presets x f16/bf16/
-// tf32/f64 x boundaries, aligned grids, the catalogue, random stencils, odd and prime extents,
+// tf32/f64 x boundaries, aligned grids, the catalogue, random stencils, large boxes, odd and prime extents,
 // strided grids, a fused periodic plan, and the errors. Skips, saying why, without a GPU
 // of compute capability 8.0+.
 #include <cuda_runtime_api.h>
@@ -142,6 +142,39 @@ TEST(DenseExecutor, CatalogueAndRandomStencils) {
     if (i % 3 == 0) expect_gpu_matches<1>(make_plan(dense_request<1>(random_stencil<1>(rng, 1 + i % 6), p, b, {4099})), seed);
     else if (i % 3 == 1) expect_gpu_matches<2>(make_plan(dense_request<2>(random_stencil<2>(rng, 1 + i % 5), p, b, larger_grid<2>(i % 2))), seed);
     else expect_gpu_matches<3>(make_plan(dense_request<3>(random_stencil<3>(rng, 1 + i % 3), p, b, larger_grid<3>(i % 2))), seed);
+  }
+}
+
+/// A full box of radius r with random weights (sum of magnitudes 1).
+template <int D>
+Stencil<D> random_box(std::mt19937_64& rng, int r) {
+  std::uniform_real_distribution<double> weight(-1.0, 1.0);
+  std::vector<Term<D>> terms;
+  Offset<D> o{};
+  o.fill(-r);
+  double total = 0;
+  for (;;) {
+    terms.push_back({o, weight(rng)});
+    total += std::fabs(terms.back().weight);
+    int a = D - 1;
+    while (a >= 0 && o[a] == r) o[a--] = -r;
+    if (a < 0) break;
+    ++o[a];
+  }
+  for (Term<D>& t : terms) t.weight /= total;
+  return Stencil<D>(terms, "box");
+}
+
+/// Boxes whose rows span many k chunks (a 15 x 15 box, a 7 x 7 x 7 box): where f64 on
+/// sm_90 splits a tile's outputs into halves that reach different chunks.
+TEST(DenseExecutor, LargeBoxesInEveryPrecision) {
+  SKIP_WITHOUT_DENSE_GPU();
+  std::mt19937_64 rng(17);
+  std::uint64_t seed = 700;
+  for (Precision p : dense_precisions) {
+    const Boundary b = all_boundaries[seed % 3];
+    expect_gpu_matches<2>(make_plan(dense_request<2>(random_box<2>(rng, 7), p, b, {131, 301})), ++seed);
+    expect_gpu_matches<3>(make_plan(dense_request<3>(random_box<3>(rng, 3), p, b, {13, 37, 71})), ++seed);
   }
 }
 
