@@ -277,7 +277,6 @@ TEST(DensePlans, RunsReadWhatTheGatherTableNames) {
 /// sm_90 f64 (the image as A): each half of a tile's outputs multiplies exactly the k
 /// chunks where its rows of A' hold a weight, each chunk's offsets are its values' places
 /// in the image, and B holds A' transposed as the layout places it.
-template <int D>
 void expect_part_tables_hold_each_halfs_weights(const Plan& plan) {
   using L                     = dense::NvidiaF64Sm90;
   const int K                 = static_cast<int>(plan.order.columns.size());
@@ -285,6 +284,8 @@ void expect_part_tables_hold_each_halfs_weights(const Plan& plan) {
   const std::vector<int> runs = dense::run_offsets(plan);
   const dense::PartTables<double> t = dense::part_tables<L>(a, K, runs, 2);
   ASSERT_EQ(t.first.size(), 3u);
+  ASSERT_EQ(t.offsets.size(), static_cast<std::size_t>(t.first[2]) * L::k);  // what the kernel may read
+  ASSERT_EQ(t.b.size(), static_cast<std::size_t>(t.first[2]) * L::lanes * L::b_values);
   for (int part = 0; part < 2; ++part) {
     std::vector<int> reached;
     for (int kc = 0; kc < K / L::k; ++kc) {
@@ -317,7 +318,7 @@ TEST(DensePlans, Sm90F64HalvesMultiplyOnlyTheChunksTheyReach) {
   for (const AnyStencil& any : presets::standard_set()) {
     std::visit([&](const auto& s) {
       constexpr int D = std::decay_t<decltype(s)>::rank;
-      expect_part_tables_hold_each_halfs_weights<D>(dense::make_dense_plan(request_for<D>(s, Precision::f64, Boundary::periodic)));
+      expect_part_tables_hold_each_halfs_weights(dense::make_dense_plan(request_for<D>(s, Precision::f64, Boundary::periodic)));
     }, any);
   }
   // A 7 x 7 x 7 box: each row of 24 values (6 chunks) reaches 4 chunks from either half.
@@ -329,7 +330,7 @@ TEST(DensePlans, Sm90F64HalvesMultiplyOnlyTheChunksTheyReach) {
       for (int x = -3; x <= 3; ++x) terms.push_back({{z, y, x}, weight(rng) / 343});
   const Stencil<3> box(terms, "box3d3r");
   const Plan plan      = dense::make_dense_plan(request_for<3>(box, Precision::f64, Boundary::periodic, 1, {64, 64, 64}));
-  expect_part_tables_hold_each_halfs_weights<3>(plan);
+  expect_part_tables_hold_each_halfs_weights(plan);
   const dense::PartTables<double> t = dense::part_tables<dense::NvidiaF64Sm90>(
       dense::a_row_major(plan), static_cast<int>(plan.order.columns.size()), dense::run_offsets(plan), 2);
   EXPECT_EQ(plan.a.k_chunks, 49 * 6);

@@ -87,7 +87,7 @@ __device__ inline unsigned short to_bits(float x) {
 #else
 using Layout16 = NvidiaF16;
 // The f64 layout of the code the device runs: sm_90's m16n8k4 at twice m8n8k4's rate
-// (the executor reads which from the kernel's binary version).
+// (the executor reads which from the kernel's PTX version).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 using Layout64 = NvidiaF64Sm90;
 #else
@@ -607,7 +607,9 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
          ") has no mma.sync of the kernel: 8.0 or newer is needed");
   }
 #endif
-  // A' in the fragment order of the layout the device runs; every upload kept to be freed.
+  // A' in the fragment order of the layout the device runs; every upload kept to be freed
+  // (room reserved first: a keep that threw would lose its buffer).
+  s.allocations.reserve(8);
   auto keep = [&](auto* device) {
     s.allocations.push_back(const_cast<void*>(static_cast<const void*>(device)));
     return device;
@@ -622,11 +624,13 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
     s.instruction = AmdF64::instruction;
     a             = keep(upload(a_fragments<AmdF64>(row_major, K)));
 #else
+    // The layout follows __CUDA_ARCH__ of the code that runs: its PTX version (a JIT of
+    // compute_80 PTX on an sm_90 device runs m8n8k4).
     cudaFuncAttributes kernel{};
     SPARSTENCIL_GPU_CHECK(cudaFuncGetAttributes(&kernel, dense_kernel<F64, 2>));
-    if (kernel.binaryVersion >= 90) {
+    if (kernel.ptxVersion >= 90) {
       s.instruction = NvidiaF64Sm90::instruction;
-      const PartTables<double> t = part_tables<NvidiaF64Sm90>(row_major, K, run_offsets(plan), 2);
+      const PartTables<double> t = part_tables<NvidiaF64Sm90>(row_major, K, run_offsets(plan), 16 / sizeof(double));
       a             = keep(upload(t.b));
       chunk_offsets = keep(upload(t.offsets));
       std::copy(t.first.begin(), t.first.end(), part_chunk);

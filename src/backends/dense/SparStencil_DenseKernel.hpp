@@ -37,7 +37,7 @@ struct DenseArgs {
   int vector       = 0;  ///< V: values of a run (16 bytes)
   int tiles = 0, tiles_x = 0, rows = 0;  ///< tiles of a block, along the fastest axis, rows of them
   int runs = 0, k_chunks = 0, K = 0;
-  int batch    = 1;  ///< groups of L::n tiles a unit multiplies by each A fragment
+  int batch    = 1;  ///< groups a unit multiplies by each fragment of weights (wave_batch)
   /// Threads along an image row's 16-byte chunks in the copy: 2^chunk_shift (the row's
   /// chunks rounded up to a power of two, at most block_threads).
   int chunk_shift = 0;

@@ -46,10 +46,12 @@ double dense_rate(const DeviceDescription& d, Precision p) {
 /// image as A, on the 15 x 15 box (batch 4) and the 7 x 7 x 7 box (batch 2) within 1%;
 /// tf32, whose lanes load B a value a load, on the 15 x 15 and 7 x 7 x 7 boxes). 3-D
 /// blocks issue-bind (copy_efficiency): their units take longer, fitted on the suite's
-/// compute-bound 3-D boxes (radius 3 and 4, 2026-11-25).
-double unit_overhead(Precision p, int batch, int dims) {
+/// compute-bound 3-D boxes (radius 3 and 4, 2026-11-25). f64 with A' as A (sm_80's
+/// m8n8k4, AMD) keeps the fit of that form (the twenty-second session's 15 x 15 box, batches
+/// 2 and 4, on the H100).
+double unit_overhead(Precision p, int batch, int dims, bool image_as_a) {
   if (p == Precision::f64) {
-    const double unit = 0.72 + 3.87 / batch;
+    const double unit = image_as_a ? 0.72 + 3.87 / batch : 0.5 + 4.1 / batch;
     return dims == 3 ? unit * 1.35 : unit;
   }
   const bool tf32   = p == Precision::tf32;
@@ -74,13 +76,19 @@ int most_tiles(Precision p) {
   return block_threads / 4 * (p == Precision::f64 ? max_unit_groups_64 : max_unit_groups_16);
 }
 
+/// Whether the kernel runs the plan with the image as A on the plan's device: f64 on
+/// sm_90 (H100, H200), where the executor runs NvidiaF64Sm90 (image_as_a).
+bool runs_image_as_a(const Plan& p) {
+  return p.precision == Precision::f64 && (p.device == "h100" || p.device == "h200");
+}
 /// The matrix instructions per 8 tiles the kernel runs on the plan's device: the plan's
-/// (A' by the image), or for f64 on sm_90 (H100, H200: image_as_a) the chunks each half
-/// of a tile's outputs reaches (part_tables), per 16 tiles.
+/// (A' by the image), or with the image as A the chunks each half of a tile's outputs
+/// reaches (part_tables), per 16 tiles.
 double executed_mmas(const Plan& p) {
-  if (p.precision != Precision::f64 || (p.device != "h100" && p.device != "h200")) return p.mmas_per_tile_group;
+  if (!runs_image_as_a(p)) return p.mmas_per_tile_group;
   const std::vector<double> a = a_row_major(p);
-  return part_tables<NvidiaF64Sm90>(a, static_cast<int>(p.order.columns.size()), run_offsets(p), 2).first.back() / 2.0;
+  const int V = 16 / storage_bytes(p.precision);
+  return part_tables<NvidiaF64Sm90>(a, static_cast<int>(p.order.columns.size()), run_offsets(p), V).first.back() / 2.0;
 }
 
 /// The prediction of a dense plan: each block copies its image, multiplies (every wave
@@ -105,11 +113,14 @@ Prediction predict_dense(const Plan& p) {
   const double rate       = dense_rate(d, p.precision);
   const double bytes      = storage_bytes(p.precision);
   Prediction pr;
-  pr.compute_seconds   = flops / rate * unit_overhead(p.precision, batch, p.dims()) * waves / busy;
+  const bool image_a      = runs_image_as_a(p);
+  pr.compute_seconds   = flops / rate * unit_overhead(p.precision, batch, p.dims(), image_a) * waves / busy;
   const double touched = (static_cast<double>(blocks) * image_points + static_cast<double>(points)) * bytes;
   pr.memory_seconds    = touched / (copy_efficiency(p.dims(), p.precision) * d.memory_bytes_per_s);
-  // Shared memory: the image written and the results staged once, B' read per unit.
-  pr.shared_seconds = (2 * touched + units * p.mma.k * p.mma.n * bytes) / d.shared_bytes_per_s;
+  // Shared memory: the image written and the results staged once, and per unit the
+  // image's operand read (B: k x n values; with the image as A: m x k).
+  const double read_per_unit = image_a ? p.mma.m * p.mma.k : p.mma.k * p.mma.n;
+  pr.shared_seconds = (2 * touched + units * read_per_unit * bytes) / d.shared_bytes_per_s;
   finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
   return pr;
 }

@@ -4,7 +4,7 @@
 /// the 2:4 step, for 16-output row tiles: A' dense, K in runs of 16 bytes of consecutive
 /// image values (Plan::runs) padded to the instruction's k, B' read from a block's
 /// shared-memory image run by run; its kernel's facts, cost model and bid.
-/// One plan serves NVIDIA (mma.sync f16/bf16 m16n8k16, tf32 m16n8k8, f64 m8n8k4) and AMD
+/// One plan serves NVIDIA (mma.sync f16/bf16 m16n8k16, tf32 m16n8k8, f64 m8n8k4 or sm_90's m16n8k4) and AMD
 /// (MFMA 16x16x16 f16/bf16, 16x16x4 f64; no tf32): SparStencil_MatrixFragments.hpp.
 #include <cstddef>
 #include <string>
@@ -17,7 +17,7 @@ namespace sparstencil::dense {
 
 /// Threads of a block of the dense kernel (8 NVIDIA warps, 4 AMD waves).
 inline constexpr int block_threads = 256;
-/// Groups of tiles (the instruction's N each) a wave's one unit of work multiplies by each
+/// Groups of tiles (the instruction's N each; sm_90 f64: its M) a wave's one unit of work multiplies by each
 /// A fragment it loads, at most: the accumulators' registers (f32 sums: 8 groups of four
 /// a lane; f64: 4 groups of four). A block holds at most 8 x this many tiles a wave.
 inline constexpr int max_unit_groups_16 = 8;

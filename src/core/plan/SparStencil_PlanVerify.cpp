@@ -322,7 +322,7 @@ class Verifier {
   /// Dense plans: the gather table and tile offsets are those of the image's layout
   /// (fill_block_tables), so every read lands on a value the kernel copied, and every
   /// tile's results on the tile's own points; every run of every tile lies in the image
-  /// rows' copied values; a group of 8 or 16 tiles (the instructions' N) is consecutive
+  /// rows' copied values; a group of 8 or 16 tiles (the instructions' N, or M) is consecutive
   /// rows of tiles (2-D and 3-D: the rows a multiple of 16), or a 1-D line's consecutive
   /// tiles (a multiple of 16).
   void dense_tables() const {
