@@ -100,6 +100,27 @@ Stencil<D> random_stencil(std::mt19937_64& rng, int radius) {
   return Stencil<D>(list, "random");
 }
 
+/// Every offset within `radius` on every axis (a full box), weights uniform in [-1, 1]
+/// scaled so that sum |w| = 1.
+template <int D>
+Stencil<D> random_box(std::mt19937_64& rng, int radius) {
+  std::uniform_real_distribution<double> weight(-1.0, 1.0);
+  std::vector<Term<D>> terms;
+  Offset<D> o{};
+  o.fill(-radius);
+  double total = 0;
+  for (;;) {
+    terms.push_back({o, weight(rng)});
+    total += std::fabs(terms.back().weight);
+    int a = D - 1;
+    while (a >= 0 && o[a] == radius) o[a--] = -radius;
+    if (a < 0) break;
+    ++o[a];
+  }
+  for (Term<D>& t : terms) t.weight /= total;
+  return Stencil<D>(terms, "box");
+}
+
 /// Grid values in [0.25, 1] with random sign, already representable in the storage format.
 template <int D>
 HostGrid<D> random_grid(const std::array<int, D>& extents, Precision p, std::uint64_t seed) {

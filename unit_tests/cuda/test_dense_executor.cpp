@@ -145,26 +145,6 @@ TEST(DenseExecutor, CatalogueAndRandomStencils) {
   }
 }
 
-/// A full box of radius r with random weights (sum of magnitudes 1).
-template <int D>
-Stencil<D> random_box(std::mt19937_64& rng, int r) {
-  std::uniform_real_distribution<double> weight(-1.0, 1.0);
-  std::vector<Term<D>> terms;
-  Offset<D> o{};
-  o.fill(-r);
-  double total = 0;
-  for (;;) {
-    terms.push_back({o, weight(rng)});
-    total += std::fabs(terms.back().weight);
-    int a = D - 1;
-    while (a >= 0 && o[a] == r) o[a--] = -r;
-    if (a < 0) break;
-    ++o[a];
-  }
-  for (Term<D>& t : terms) t.weight /= total;
-  return Stencil<D>(terms, "box");
-}
-
 /// Boxes whose rows span many k chunks (a 15 x 15 box, a 7 x 7 x 7 box): where f64 on
 /// sm_90 splits a tile's outputs into halves that reach different chunks.
 TEST(DenseExecutor, LargeBoxesInEveryPrecision) {

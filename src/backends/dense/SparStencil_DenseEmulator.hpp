@@ -43,11 +43,12 @@ template <class L, class Acc, int D>
 void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
   const DenseArgs<D> g = dense_args<D>(plan);
   constexpr int parts = part_count<L>();
-  const std::vector<double> row_major = a_row_major(plan);
-  const std::vector<double> a = a_fragments<L>(row_major, g.K);
+  // The kernel's operand tables: A' in fragment order, or (image_as_a) the parts' tables.
+  std::vector<double> a;
+  PartTables parted;
+  if constexpr (image_as_a<L>) parted = part_tables<L>(plan);
+  else a = a_fragments<L>(a_row_major(plan), g.K);
   const std::vector<int> runs = run_offsets(plan);
-  PartTables<double> parted;
-  if constexpr (image_as_a<L>) parted = part_tables<L>(row_major, g.K, runs, g.vector);
   const std::vector<int>& tile_offsets = plan.tile_offsets;
   std::vector<double> image(static_cast<std::size_t>(g.image_values));
   long block_count = 1;
@@ -81,7 +82,7 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
                 const Element e = L::a(lane, i);
                 a_lanes[lane][i] = image[tile_offsets[group_tile<L>(g, group, e.row)] + parted.offsets[chunk * L::k + e.col]];
               }
-              for (int i = 0; i < L::b_values; ++i) b_lanes[lane][i] = parted.b[(static_cast<std::size_t>(chunk) * L::lanes + lane) * L::b_values + i];
+              for (int i = 0; i < L::b_values; ++i) b_lanes[lane][i] = parted.b[b_fragment<L>(chunk, lane) + i];
             }
             multiply<L, Acc>(a_lanes, b_lanes, c);
           }

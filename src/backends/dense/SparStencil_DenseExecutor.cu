@@ -372,18 +372,16 @@ __device__ inline void multiply_image_unit(const DenseArgs<D>& g, const typename
   // The next chunk's B values and image offset load while this chunk multiplies.
   Reg bv[L::b_values], next[L::b_values];
   int offset = 0, next_offset = 0;
-  if (first < end) {
-    load_regs<L::b_values>(b + (static_cast<long>(first) * L::lanes + lane) * L::b_values, next);
-    next_offset = g.chunk_offsets[first * L::k + column];
-  }
+  auto load = [&](int chunk) {
+    load_regs<L::b_values>(b + b_fragment<L>(chunk, lane), next);
+    next_offset = g.chunk_offsets[chunk * L::k + column];
+  };
+  if (first < end) load(first);
   for (int chunk = first; chunk < end; ++chunk) {
 #pragma unroll
     for (int i = 0; i < L::b_values; ++i) bv[i] = next[i];
     offset = next_offset;
-    if (chunk + 1 < end) {
-      load_regs<L::b_values>(b + (static_cast<long>(chunk + 1) * L::lanes + lane) * L::b_values, next);
-      next_offset = g.chunk_offsets[(chunk + 1) * L::k + column];
-    }
+    if (chunk + 1 < end) load(chunk + 1);
 #pragma unroll
     for (int j = 0; j < count; ++j) {
       if (groups > 0 || j < active) {
@@ -630,7 +628,7 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
     SPARSTENCIL_GPU_CHECK(cudaFuncGetAttributes(&kernel, dense_kernel<F64, 2>));
     if (kernel.ptxVersion >= 90) {
       s.instruction = NvidiaF64Sm90::instruction;
-      const PartTables<double> t = part_tables<NvidiaF64Sm90>(row_major, K, run_offsets(plan), 16 / sizeof(double));
+      const PartTables t = part_tables<NvidiaF64Sm90>(plan);
       a             = keep(upload(t.b));
       chunk_offsets = keep(upload(t.offsets));
       std::copy(t.first.begin(), t.first.end(), part_chunk);

@@ -197,32 +197,42 @@ SPARSTENCIL_FRAGMENT_HD inline Target c_target(int part, int lane, int i) {
   else return {e.col, part * L::m + e.row};
 }
 
-/// image_as_a: what the lanes load a k chunk of a part. Part p (outputs p L::n ..) takes
-/// chunks first[p] .. first[p + 1] - 1 of the tables: the plan's k chunks where its rows
-/// of A' hold a nonzero, in k order. Per such chunk: `offsets`, the image offset from a
-/// tile origin of each of its L::k values of k (the lane's A values: its column's), and
-/// `b`, A' transposed in the order lanes take it (per lane its L::b_values together).
-template <class T>
-struct PartTables {
-  std::vector<int> first, offsets;
-  std::vector<T> b;
-};
-template <class L, class T>
-PartTables<T> part_tables(const std::vector<T>& row_major, int K, const std::vector<int>& run_offsets, int vector) {
-  static_assert(image_as_a<L>, "A' by the image takes a_fragments");
-  constexpr int parts = part_count<L>();
-  PartTables<T> t;
-  for (int part = 0; part < parts; ++part) {
-    t.first.push_back(static_cast<int>(t.offsets.size()) / L::k);
+/// image_as_a: per part (outputs p L::n .. of a tile), the plan's k chunks where its rows
+/// of A' hold a nonzero, in k order: the chunks the part multiplies.
+template <class L>
+std::vector<std::vector<int>> part_chunks(const std::vector<double>& row_major, int K) {
+  static_assert(image_as_a<L>, "A' by the image multiplies every chunk");
+  std::vector<std::vector<int>> chunks(part_count<L>());
+  for (int part = 0; part < part_count<L>(); ++part) {
     for (int kc = 0; kc < K / L::k; ++kc) {
       bool reaches = false;
       for (int n = 0; n < L::n; ++n)
-        for (int k = 0; k < L::k; ++k) reaches = reaches || row_major[static_cast<std::size_t>(part * L::n + n) * K + kc * L::k + k] != T(0);
-      if (!reaches) continue;
-      for (int k = 0; k < L::k; ++k) {
-        const int at = kc * L::k + k;
-        t.offsets.push_back(run_offsets[at / vector] + at % vector);
-      }
+        for (int k = 0; k < L::k; ++k) reaches = reaches || row_major[static_cast<std::size_t>(part * L::n + n) * K + kc * L::k + k] != 0.0;
+      if (reaches) chunks[part].push_back(kc);
+    }
+  }
+  return chunks;
+}
+
+/// image_as_a: what the lanes load a k chunk of a part. Part p takes chunks first[p] ..
+/// first[p + 1] - 1 of the tables (its part_chunks). Per such chunk: `offsets`, the image
+/// offset from a tile origin of each of its L::k values of k (the lane's A values: its
+/// column's), and `b`, A' transposed in the order lanes take it (b_fragment).
+struct PartTables {
+  std::vector<int> first, offsets;
+  std::vector<double> b;
+};
+template <class L>
+PartTables part_tables(const Plan& p) {
+  const std::vector<double> row_major = a_row_major(p);
+  const std::vector<int> runs         = run_offsets(p);
+  const int K = static_cast<int>(p.order.columns.size()), V = 16 / storage_bytes(p.precision);
+  const std::vector<std::vector<int>> chunks = part_chunks<L>(row_major, K);
+  PartTables t;
+  for (int part = 0; part < part_count<L>(); ++part) {
+    t.first.push_back(static_cast<int>(t.offsets.size()) / L::k);
+    for (int kc : chunks[part]) {
+      for (int k = kc * L::k; k < (kc + 1) * L::k; ++k) t.offsets.push_back(runs[k / V] + k % V);
       for (int lane = 0; lane < L::lanes; ++lane) {
         for (int i = 0; i < L::b_values; ++i) {
           const Element e = L::b(lane, i);
@@ -233,6 +243,11 @@ PartTables<T> part_tables(const std::vector<T>& row_major, int K, const std::vec
   }
   t.first.push_back(static_cast<int>(t.offsets.size()) / L::k);
   return t;
+}
+/// image_as_a: where lane `lane`'s B values of table chunk `chunk` start in PartTables::b.
+template <class L>
+SPARSTENCIL_FRAGMENT_HD inline long b_fragment(int chunk, int lane) {
+  return (static_cast<long>(chunk) * L::lanes + lane) * L::b_values;
 }
 /// image_as_a: a lane's A values of a chunk share one k (the kernel loads its offset once).
 template <class L>

@@ -47,8 +47,8 @@ double dense_rate(const DeviceDescription& d, Precision p) {
 /// tf32, whose lanes load B a value a load, on the 15 x 15 and 7 x 7 x 7 boxes). 3-D
 /// blocks issue-bind (copy_efficiency): their units take longer, fitted on the suite's
 /// compute-bound 3-D boxes (radius 3 and 4, 2026-11-25). f64 with A' as A (sm_80's
-/// m8n8k4, AMD) keeps the fit of that form (the twenty-second session's 15 x 15 box, batches
-/// 2 and 4, on the H100).
+/// m8n8k4, AMD) keeps the fit of that form (the 15 x 15 box, batches 2 and 4, on the H100,
+/// 2026-11-25).
 double unit_overhead(Precision p, int batch, int dims, bool image_as_a) {
   if (p == Precision::f64) {
     const double unit = image_as_a ? 0.72 + 3.87 / batch : 0.5 + 4.1 / batch;
@@ -86,9 +86,10 @@ bool runs_image_as_a(const Plan& p) {
 /// reaches (part_tables), per 16 tiles.
 double executed_mmas(const Plan& p) {
   if (!runs_image_as_a(p)) return p.mmas_per_tile_group;
-  const std::vector<double> a = a_row_major(p);
-  const int V = 16 / storage_bytes(p.precision);
-  return part_tables<NvidiaF64Sm90>(a, static_cast<int>(p.order.columns.size()), run_offsets(p), V).first.back() / 2.0;
+  long chunks = 0;
+  for (const std::vector<int>& part : part_chunks<NvidiaF64Sm90>(a_row_major(p), static_cast<int>(p.order.columns.size())))
+    chunks += static_cast<long>(part.size());
+  return chunks / 2.0;
 }
 
 /// The prediction of a dense plan: each block copies its image, multiplies (every wave
