@@ -10,7 +10,8 @@
 //   backend beside the generic executor in the same run on the boxes the plain cores are compute
 //   bound on: the 15 x 15 box in half, float (tf32 operands) and double, Box-2D49P and the
 //   7 x 7 x 7 box in float and double (and the memory-bound 3 x 3 box in half and float, for
-//   the cost model).
+//   the cost model); float read as f16 operands (Options::float_operands) on the 15 x 15,
+//   7 x 7, 3 x 3 and 7 x 7 x 7 boxes, and as bf16 on the 15 x 15 box.
 // Device time per launch: bench_timing.hpp.
 #include <SparStencil.hpp>
 
@@ -81,7 +82,8 @@ sparstencil::Stencil<D> random_box(int r, std::uint64_t seed) {
 /// step's output copied to `result` where given.
 template <class T, int D>
 double run_box(int r, long n, int launches, int repeats, double peak, const char* type,
-               const std::string& backend = "generic", std::vector<double>* result = nullptr) {
+               const std::string& backend = "generic", std::vector<double>* result = nullptr,
+               sparstencil::Precision float_operands = sparstencil::Precision::f32) {
   using View = sparstencil::GridView<T, D>;
   std::array<int, D> extent;
   extent.fill(static_cast<int>(n));
@@ -97,8 +99,9 @@ double run_box(int r, long n, int launches, int repeats, double peak, const char
   }
   const sparstencil::Stencil<D> stencil = random_box<D>(r, 3);
   sparstencil::Options options;
-  options.backend  = backend;
-  options.boundary = sparstencil::Boundary::periodic;
+  options.backend        = backend;
+  options.boundary       = sparstencil::Boundary::periodic;
+  options.float_operands = float_operands;
   sparstencil::StencilPlan plan(Space(), stencil, in, out, options);
   plan.apply(in, out);  // autotuned on the first call
   Kokkos::fence();
@@ -123,16 +126,19 @@ double run_box(int r, long n, int launches, int repeats, double peak, const char
 
 /// The dense backend against the generic executor on one box, in the same run, and their
 /// outputs against each other: |dense - generic| within the operands' rounding (2^-9 for
-/// half and float: weights and sums rounded to f16, or weights and inputs to tf32, inputs
-/// in [-1, 1] and the weights' sum below 1.5; 2^-40 for double). Throws where they differ by more.
+/// half and float: weights and sums rounded to f16, or weights and inputs to tf32 or f16,
+/// inputs in [-1, 1] and the weights' sum below 1.5; 2^-6 for bf16 operands; 2^-40 for
+/// double). float Views go to dense as tf32, or as `floats` (f16, bf16) where given.
+/// Throws where they differ by more.
 template <class T, int D>
-void dense_against_generic(int r, long n, int launches, int repeats, const char* type) {
+void dense_against_generic(int r, long n, int launches, int repeats, const char* type,
+                           sparstencil::Precision floats = sparstencil::Precision::f32) {
   std::vector<double> from_generic, from_dense;
   const double generic = run_box<T, D>(r, n, launches, repeats, 0, type, "generic", &from_generic);
-  const double dense   = run_box<T, D>(r, n, launches, repeats, 0, type, "dense", &from_dense);
+  const double dense   = run_box<T, D>(r, n, launches, repeats, 0, type, "dense", &from_dense, floats);
   double most = 0;
   for (std::size_t i = 0; i < from_dense.size(); ++i) most = std::max(most, std::fabs(from_dense[i] - from_generic[i]));
-  const double bound = std::is_same_v<T, double> ? 0x1p-40 : 0x1p-9;
+  const double bound = std::is_same_v<T, double> ? 0x1p-40 : floats == sparstencil::Precision::bf16 ? 0x1p-6 : 0x1p-9;
   std::printf("%-6s radius %d box %ld^%d: dense / generic = %.2f, max |dense - generic| %.3g (bound %.3g): %s\n", type,
               r, n, D, dense / generic, most, bound, most <= bound ? "PASS" : "FAIL");
   if (!(most <= bound)) throw std::runtime_error("bench_compute_bound: the dense and generic outputs differ");
@@ -166,6 +172,12 @@ int run(int argc, char* argv[]) {
     dense_against_generic<double, 2>(7, small ? 96 : 10240, launches, repeats, "double");
     dense_against_generic<double, 2>(3, small ? 96 : 10240, launches, repeats, "double");
     dense_against_generic<double, 3>(3, small ? 48 : 512, launches, repeats, "double");
+    using sparstencil::Precision;
+    dense_against_generic<float, 2>(7, small ? 96 : 10240, launches, repeats, "f-f16", Precision::f16);
+    dense_against_generic<float, 2>(3, small ? 96 : 10240, launches, repeats, "f-f16", Precision::f16);
+    dense_against_generic<float, 2>(1, small ? 96 : 10240, launches, repeats, "f-f16", Precision::f16);
+    dense_against_generic<float, 3>(3, small ? 48 : 512, launches, repeats, "f-f16", Precision::f16);
+    dense_against_generic<float, 2>(7, small ? 96 : 10240, launches, repeats, "f-bf16", Precision::bf16);
     return 0;
   }
   const double peak_f = fma_peak<float>(small, repeats), peak_d = fma_peak<double>(small, repeats);

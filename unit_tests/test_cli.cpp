@@ -44,15 +44,17 @@ TEST(Cli, JsonParsesBackToAnEqualPlan) {
   for (const char* args : {"plan box2d:r=3 --grid 10240x10240 --precision f16 --device h100 --json",
                            "plan heat3d --grid 512x512x512 --precision tf32 --steps 2 --json",
                            "plan heat2d --grid 999x1001 --steps 3 --boundary fixed_rim --json",
-                           "plan 1d5p --grid 10240000 --precision f64 --json"}) {
+                           "plan 1d5p --grid 10240000 --precision f64 --json",
+                           "plan box2d:r=7 --grid 4096x4096 --precision bf16 --float-grids --json"}) {
     const CliResult r = run_cli(args);
     ASSERT_EQ(r.status, 0) << r.output;
     const Plan parsed = plan_from_json(r.output);
     PlanRequest request;
     request.stencil   = parsed.original;
     request.grid      = parsed.grid;
-    request.precision = parsed.precision;
-    request.steps     = parsed.fused_steps;
+    request.precision   = parsed.precision;
+    request.float_grids = parsed.float_grids;
+    request.steps       = parsed.fused_steps;
     request.boundary  = parsed.boundary;
     EXPECT_TRUE(parsed == make_plan(request)) << args;
     EXPECT_EQ(to_json(parsed) + "\n", r.output);
@@ -72,6 +74,7 @@ TEST(Cli, BadArgumentsGiveOneLineAndFailure) {
       {"plan heat2d --grid 100x100 --precision f64 --backend cuda_sptc", "precision f64 has no sparse"},
       {"plan heat2d --grid 100x100 --steps 2 --boundary interior --backend dense", "need a periodic boundary"},
       {"plan heat2d --grid 2x100", "grid extent 2 along axis 0 is too small"},
+      {"plan heat2d --grid 100x100 --precision tf32 --float-grids", "float grids are read as f16 or bf16"},
       {"plan '0,0 1' --grid 9x9", "expected ':'"},
       {"frobnicate", "unknown command 'frobnicate' (commands: plan, devices; try --help)"},
       {"", "A subcommand is required"},

@@ -183,8 +183,8 @@ template <int D>
 void expect_dense_plan_emulates(const Plan& plan, std::uint64_t seed) {
   std::array<int, D> extents;
   for (int a = 0; a < D; ++a) extents[a] = static_cast<int>(plan.grid[a]);
-  const HostGrid<D> in = random_grid<D>(extents, plan.precision, seed);
-  const HostGrid<D> before = random_grid<D>(extents, plan.precision, seed + 1);
+  const HostGrid<D> in = random_grid<D>(extents, grid_format(plan), seed);
+  const HostGrid<D> before = random_grid<D>(extents, grid_format(plan), seed + 1);
   const SparseExpectation<D> want = sparse_expectation(plan, in, before);
   for (dense::Vendor vendor : {dense::Vendor::nvidia, dense::Vendor::nvidia_sm90, dense::Vendor::amd}) {
     if (vendor == dense::Vendor::nvidia_sm90 && plan.precision != Precision::f64) continue;  // f64 alone differs
@@ -194,8 +194,14 @@ void expect_dense_plan_emulates(const Plan& plan, std::uint64_t seed) {
       continue;
     }
     dense::emulate(plan, in, out, vendor);
+    if (plan.float_grids) {  // results stored as float: many of them no 16-bit value
+      std::size_t wider = 0;
+      for (double v : out.values) wider += v != impl::operand_value(plan.precision, v);
+      EXPECT_GT(wider, out.values.size() / 8) << name(plan.original) << " " << to_string(plan.precision);
+    }
     EXPECT_TRUE(within_bound(out, want.expected, want.slack, 1.0, want.margin))
-        << name(plan.original) << " " << to_string(plan.precision) << " " << to_string(plan.boundary) << " tile "
+        << name(plan.original) << " " << to_string(plan.precision) << (plan.float_grids ? " on float grids" : "")
+        << " " << to_string(plan.boundary) << " tile "
         << impl::tuple_string(plan.tile) << " "
         << (vendor == dense::Vendor::amd ? "AMD" : vendor == dense::Vendor::nvidia ? "NVIDIA" : "NVIDIA sm_90");
     if (plan.boundary == Boundary::interior) {  // the rim untouched, bit for bit
@@ -227,6 +233,12 @@ std::array<int, D> dense_grid(int variant) {
   else return {variant ? 7 : 11, variant ? 17 : 13, variant ? 67 : 71};
 }
 
+/// The request with its f16 or bf16 operands read from float grids (float_grids).
+PlanRequest on_float_grids(PlanRequest r, bool float_grids = true) {
+  r.float_grids = float_grids;
+  return r;
+}
+
 TEST(DensePlans, PresetsEveryPrecisionAndBoundaryEmulateOnBothVendors) {
   std::uint64_t seed = 1;
   for (const AnyStencil& any : presets::standard_set()) {
@@ -234,7 +246,9 @@ TEST(DensePlans, PresetsEveryPrecisionAndBoundaryEmulateOnBothVendors) {
       for (Boundary b : all_boundaries) {
         std::visit([&](const auto& s) {
           constexpr int D = std::decay_t<decltype(s)>::rank;
-          expect_request_plans_and_emulates<D>(request_for<D>(s, p, b, 1, dense_grid<D>(seed % 2)), seed);
+          const PlanRequest r = request_for<D>(s, p, b, 1, dense_grid<D>(seed % 2));
+          expect_request_plans_and_emulates<D>(r, seed);
+          if (p == Precision::f16 || p == Precision::bf16) expect_request_plans_and_emulates<D>(on_float_grids(r), seed + 1000);
         }, any);
         ++seed;
       }
@@ -346,17 +360,23 @@ TEST(DensePlans, CatalogueAndRandomStencilsEmulate) {
       const Boundary b  = all_boundaries[seed % 3];
       std::array<int, D> grid = small_grid<D>();
       for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
-      expect_request_plans_and_emulates<D>(request_for<D>(s, p, b, 1, grid), ++seed);
+      const bool f = (p == Precision::f16 || p == Precision::bf16) && seed % 3 == 0;  // float grids
+      expect_request_plans_and_emulates<D>(on_float_grids(request_for<D>(s, p, b, 1, grid), f), ++seed);
       ++planned;
     }, entry.stencil);
   }
   std::mt19937_64 rng(7);
-  for (int i = 0; i < 30; ++i, ++seed) {
+  for (int i = 0; i < 36; ++i, ++seed) {
     const Precision p = dense_precisions[i % dense_precision_count];
     const Boundary b  = all_boundaries[(i / 3) % 3];
-    if (i % 3 == 0) expect_request_plans_and_emulates<1>(request_for<1>(random_stencil<1>(rng, 1 + i % 5), p, b, 1, {4099}), seed);
-    else if (i % 3 == 1) expect_request_plans_and_emulates<2>(request_for<2>(random_stencil<2>(rng, 1 + i % 4), p, b), seed);
-    else expect_request_plans_and_emulates<3>(request_for<3>(random_stencil<3>(rng, 1 + i % 3), p, b), seed);
+    const bool f = (p == Precision::f16 || p == Precision::bf16) && (i / 4) % 2 == 1;  // float grids
+    if (i % 3 == 0) {
+      expect_request_plans_and_emulates<1>(on_float_grids(request_for<1>(random_stencil<1>(rng, 1 + i % 5), p, b, 1, {4099}), f), seed);
+    } else if (i % 3 == 1) {
+      expect_request_plans_and_emulates<2>(on_float_grids(request_for<2>(random_stencil<2>(rng, 1 + i % 4), p, b), f), seed);
+    } else {
+      expect_request_plans_and_emulates<3>(on_float_grids(request_for<3>(random_stencil<3>(rng, 1 + i % 3), p, b), f), seed);
+    }
     ++planned;
   }
   EXPECT_GT(planned, 40);
@@ -471,6 +491,78 @@ TEST(DensePlans, VerifyRefusesInconsistentPlans) {
   p       = tf32;
   p.mma.k = 16;
   EXPECT_ERROR_MENTIONS(verify(p), "mma", "m16n8k8");
+}
+
+/// Float grids read as 16-bit operands: only f16/bf16 on the dense backend; inputs within
+/// f16's range, outputs within float's; results staged as float (room for them); older
+/// JSON without the field reads grids of the operand format.
+TEST(DensePlans, FloatGridsAreCheckedAndPlanned) {
+  PlanRequest r = on_float_grids(request_for<2>(presets::box_2d9p(), Precision::f16, Boundary::periodic, 1, {300, 301}));
+  const Plan chosen = make_plan(r);  // generic (f32) or dense: the sparse executor reads 16-bit grids only
+  EXPECT_NE(chosen.backend, "cuda_sptc");
+  EXPECT_TRUE(chosen.float_grids);
+  r.backends      = {"dense"};
+  const Plan plan = make_plan(r);
+  r.backends.clear();
+  EXPECT_TRUE(plan.float_grids);
+  EXPECT_EQ(grid_format(plan), Precision::f32);
+  EXPECT_NE(explain(plan).find("f16 operands on float grids"), std::string::npos) << explain(plan);
+  bool sparse_refused = false;
+  for (const Bid& b : chosen.bids) {
+    sparse_refused = sparse_refused || (b.backend == "cuda_sptc" && b.outcome == Bid::Outcome::cannot_run &&
+                                        b.reason.find("float grids") != std::string::npos);
+  }
+  EXPECT_TRUE(sparse_refused) << explain(chosen);
+  r.backends = {"cuda_sptc"};
+  EXPECT_ERROR_MENTIONS(make_plan(r), "cuda_sptc", "float grids as tf32");
+  r.backends.clear();
+  // Results are staged as float where the 16-bit image was: shared memory holds them. A
+  // 2-D block also holds its float values beside the image (copied as they are); a 7 x 7 x 7
+  // box's block would shrink to hold them, so it rounds them as it loads them, its blocks
+  // those of half_t grids.
+  const int rows = plan.tiles_per_block[0];
+  EXPECT_GE(dense::image_region_bytes(plan), static_cast<std::size_t>(rows) * plan.shared_pitch * 4);
+  EXPECT_TRUE(dense::copies_beside(plan));
+  PlanRequest f16_grids = r;
+  f16_grids.float_grids = false;
+  EXPECT_GT(dense::shared_bytes(plan), dense::shared_bytes(dense::make_dense_plan(f16_grids)));
+  const PlanRequest box3 = request_for<3>(box<3>(3), Precision::f16, Boundary::periodic, 1, {64, 64, 64});
+  const Plan on_float    = dense::make_dense_plan(on_float_grids(box3));
+  EXPECT_FALSE(dense::copies_beside(on_float));
+  EXPECT_EQ(on_float.tiles_per_block, dense::make_dense_plan(box3).tiles_per_block);
+  EXPECT_LE(dense::shared_bytes(on_float), dense::max_shared_bytes(on_float.device));
+  // Only f16/bf16 operands are read from float grids.
+  for (Precision p : {Precision::tf32, Precision::f32, Precision::f64}) {
+    PlanRequest other = r;
+    other.precision   = p;
+    EXPECT_ERROR_MENTIONS(make_plan(other), "float grids", "f16 or bf16", to_string(p));
+  }
+  Plan bad      = plan;
+  bad.precision = Precision::tf32;
+  EXPECT_ERROR_MENTIONS(verify(bad), "float_grids", "tf32");
+  // Inputs past f16's largest value are refused (f16 operands); bf16 holds them. The
+  // worst-case output is held to float's range, not f16's.
+  r.input_magnitude = 70000;
+  EXPECT_ERROR_MENTIONS(make_plan(r), "input magnitude 70000", "f16", "65504");
+  r.allow_overflow = true;
+  EXPECT_FALSE(make_plan(r).warnings.empty());
+  r.allow_overflow = false;
+  r.precision      = Precision::bf16;
+  EXPECT_NO_THROW(make_plan(r));
+  r.precision       = Precision::f16;
+  r.input_magnitude = 60000;
+  r.stencil         = Stencil<2>({{{0, 0}, 2.0}, {{0, 1}, 2.0}});  // outputs up to 240000: past f16, within float
+  EXPECT_NO_THROW(make_plan(r));
+  r.precision       = Precision::bf16;
+  r.input_magnitude = 1e38;  // within bf16; outputs up to 4e38 pass float
+  EXPECT_ERROR_MENTIONS(make_plan(r), "worst-case output", "float grids");
+  // JSON: the field round-trips; plans written before it read grids of the operand format.
+  nlohmann::json j = nlohmann::json::parse(to_json(plan));
+  EXPECT_EQ(j.at("float_grids"), true);
+  j.erase("float_grids");
+  const Plan older = plan_from_json(j.dump());
+  EXPECT_FALSE(older.float_grids);
+  EXPECT_EQ(grid_format(older), Precision::f16);
 }
 
 /// The planner asks the dense model where its device has matrix cores: explain() lists it.

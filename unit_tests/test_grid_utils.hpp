@@ -198,7 +198,7 @@ SparseExpectation<D> sparse_expectation(const Plan& plan, const HostGrid<D>& in,
     e.expected = reference_iterate(original, in, plan.fused_steps, plan.boundary);
     magnitude  = reference_iterate(abs_weights(original), abs(in), plan.fused_steps, plan.boundary);
   }
-  const ErrorBound bound = matrix_step_error_bound(plan.precision, applied.size());
+  const ErrorBound bound = matrix_step_error_bound(plan.precision, applied.size(), plan.float_grids);
   e.slack                = magnitude;
   for (double& v : e.slack.values) v = bound.factor * v + bound.floor;
   if (!plan.fusion_exact_everywhere()) {
@@ -206,7 +206,7 @@ SparseExpectation<D> sparse_expectation(const Plan& plan, const HostGrid<D>& in,
   } else if (plan.backend == "cuda_sptc" && plan.boundary != Boundary::periodic) {
     // The band along each wall runs t single steps (the sparse executor's wall kernel):
     // t times one step's bound there (docs/PRECISION.md).
-    const ErrorBound one              = matrix_step_error_bound(plan.precision, original.size());
+    const ErrorBound one              = matrix_step_error_bound(plan.precision, original.size(), plan.float_grids);
     const int t                       = plan.fused_steps;
     const cuda_sptc::WallBands bands  = cuda_sptc::wall_bands(plan);
     std::array<long, 3> extent{1, 1, 1}, x3{};

@@ -8,10 +8,11 @@
 ///   template <class ExecSpace, class InView, class OutView>
 ///   static constexpr bool runs();                  // compile time: these types at all
 ///   template <class T>
-///   static std::optional<Precision> precision(bool asked);   // operand precision for
-///                                                  // Views of T (asked: the user named the
-///                                                  // backend, or allowed tf32 operands for
-///                                                  // float Views: Options::float_operands)
+///   static std::optional<Precision> precision(Precision floats);  // operand precision for
+///                                                  // Views of T; nothing where it takes none
+///                                                  // (floats: what float Views may be
+///                                                  // multiplied as, Options::float_operands,
+///                                                  // tf32 where the user named the backend)
 ///   template <class ExecSpace>
 ///   static std::optional<std::string> cannot_run(const ExecSpace&);  // run time: its device
 ///   template <class ExecSpace, class InView, class OutView, int D>
@@ -63,12 +64,14 @@ struct Options {
   /// What float Views may be multiplied as. f32 (default): float accuracy, so the planner
   /// keeps them on the generic executor. tf32: the matrix-core backends (sparse, dense)
   /// may also bid, multiplying tf32 operands (inputs and weights rounded to 10 mantissa
-  /// bits, sums in f32, results stored as float: docs/PRECISION.md), and the planner picks
-  /// the fastest predicted (the plans carry the request's tf32; the generic executor's
-  /// sums float in f32 all the same, more accurate than asked). Naming
-  /// a matrix-core backend (`backend`) implies tf32. Only float Views are affected; values
-  /// other than f32 and tf32 are refused for any View (f16/bf16 operands for float Views
-  /// are not built: hold such fields in half_t Views).
+  /// bits, sums in f32, results stored as float: docs/PRECISION.md). f16 or bf16: the
+  /// dense backend may bid, reading the float Views as 16-bit operands (inputs and weights
+  /// rounded to f16 or bf16, sums in f32, results stored as float; f16 operands hold
+  /// inputs up to 65504: input_magnitude is checked against it). The planner picks the
+  /// fastest predicted (the plans carry the request's precision; the generic executor
+  /// sums float in f32 all the same, more accurate than asked). Naming a matrix-core
+  /// backend (`backend`) with f32 here implies tf32. Only float Views are affected; f64
+  /// is refused for any View.
   Precision float_operands = Precision::f32;
 };
 

@@ -1,6 +1,7 @@
 // The sparstencil command line.
 //   sparstencil plan <stencil> --grid 10240x10240 [--precision f16] [--device h100]
-//                    [--steps t] [--boundary periodic] [--backend auto|generic|cuda_sptc] [--json]
+//                    [--steps t] [--boundary periodic] [--backend auto|generic|cuda_sptc|dense]
+//                    [--float-grids] [--json]
 //   sparstencil devices
 // Errors are one line on standard error and exit status 2.
 #include <CLI/CLI.hpp>
@@ -57,7 +58,7 @@ int main(int argc, char* argv[]) {
                                         backend = "auto";
   int steps = 1;
   double input_magnitude = 1.0;
-  bool json = false, allow_overflow = false;
+  bool json = false, allow_overflow = false, float_grids = false;
   CLI::App* plan = app.add_subcommand("plan", "plan a stencil and print explain() (or the plan as JSON)");
   plan->add_option("stencil", stencil_text, "preset, builder (box2d:r=3) or offset:weight terms")->required();
   plan->add_option("--grid", grid_text, "grid extents, e.g. 10240x10240")->required();
@@ -70,6 +71,7 @@ int main(int argc, char* argv[]) {
   plan->add_option("--input-magnitude", input_magnitude, "the largest |value| of the inputs (range check)")
       ->capture_default_str();
   plan->add_flag("--allow-overflow", allow_overflow, "warn instead of refusing values the precision cannot hold");
+  plan->add_flag("--float-grids", float_grids, "the grids hold float, read as the f16 or bf16 operands of --precision");
   plan->add_flag("--json", json, "print the plan as JSON");
   CLI::App* devices = app.add_subcommand("devices", "list the device descriptions of the cost model");
 
@@ -111,6 +113,7 @@ int main(int argc, char* argv[]) {
     request.boundary  = sparstencil::boundary_from_string(boundary);
     request.input_magnitude = input_magnitude;
     request.allow_overflow  = allow_overflow;
+    request.float_grids     = float_grids;
     if (backend != "auto") request.backends = {sparstencil::backend_model(backend).name().data()};
     const sparstencil::Plan result = sparstencil::make_plan(request);
     std::cout << (json ? sparstencil::to_json(result) + "\n" : sparstencil::explain(result));

@@ -89,25 +89,28 @@ Stencil<D> in_plan_order(const Stencil<D>& stencil) {
 }
 
 /// The planning request for Views of these types on `space`: the stencil and grid in plan
-/// order, the device, and the backends that can run them (float Views: at f32, or as tf32
-/// operands where options.float_operands allows), or the one named in options.backend (an
-/// error naming why where it cannot).
+/// order, the device, and the backends that can run them (float Views: at f32, or as the
+/// operands options.float_operands allows: tf32, or f16/bf16 read from the float grids),
+/// or the one named in options.backend (an error naming why where it cannot).
 template <int D, class ExecSpace, class InView, class OutView>
 PlanRequest request_for(const char* function, const ExecSpace& space, const Stencil<D>& stencil, const OutView& out,
                         const Options& options) {
   using T      = typename OutView::non_const_value_type;
   using Layout = typename OutView::array_layout;
-  if (options.float_operands != Precision::f32 && options.float_operands != Precision::tf32) {
-    fail(function, "float_operands ", to_string(options.float_operands),
-         ": float Views are multiplied as f32 or tf32 (f16/bf16 operands for float Views are not built; hold "
-         "such fields in half_t Views)");
+  if (options.float_operands == Precision::f64) {
+    fail(function, "float_operands f64: float Views are multiplied as f32, tf32, f16 or bf16 (double fields: "
+         "double Views)");
   }
-  const bool tf32_asked = std::is_same_v<T, float> && options.float_operands == Precision::tf32;
+  constexpr bool float_view = std::is_same_v<T, float>;
+  const bool asked          = float_view && options.float_operands != Precision::f32;
+  // 16-bit operands of float Views are read from float grids.
+  auto float_grids = [&](Precision p) { return float_view && (p == Precision::f16 || p == Precision::bf16); };
   PlanRequest r;
-  r.stencil   = in_plan_order<D, Layout>(stencil);
-  r.device    = device_name(space);
-  r.boundary  = options.boundary;
-  r.precision = tf32_asked ? Precision::tf32 : storage_precision<T>();
+  r.stencil     = in_plan_order<D, Layout>(stencil);
+  r.device      = device_name(space);
+  r.boundary    = options.boundary;
+  r.precision   = asked ? options.float_operands : storage_precision<T>();
+  r.float_grids = float_grids(r.precision);
   r.input_magnitude = options.input_magnitude;
   r.allow_overflow  = options.allow_overflow;
   for (int a = 0; a < D; ++a) {
@@ -122,13 +125,19 @@ PlanRequest request_for(const char* function, const ExecSpace& space, const Sten
     if (!named && !options.backend.empty()) return;
     named_found = named_found || named;
     if constexpr (Trait::template runs<ExecSpace, InView, OutView>()) {
-      const std::optional<Precision> precision = Trait::template precision<T>(named || tf32_asked);
+      const Precision floats = named && !asked ? Precision::tf32 : options.float_operands;
+      const std::optional<Precision> precision = Trait::template precision<T>(floats);
       const std::optional<std::string> why     = Trait::cannot_run(space);
       if (named) {
         if (why) fail(function, "backend ", Trait::name, " cannot run here: ", *why);
-        if (!precision) fail(function, "backend ", Trait::name, " cannot run these Views: ", Trait::requirement);
-        r.precision = *precision;
-        r.backends  = {std::string(Trait::name)};
+        if (!precision) {
+          fail(function, "backend ", Trait::name, " cannot run these Views",
+               float_view && asked ? std::string(" as ") + to_string(options.float_operands) + " operands" : "",
+               ": ", Trait::requirement);
+        }
+        r.precision   = *precision;
+        r.float_grids = float_grids(*precision);
+        r.backends    = {std::string(Trait::name)};
       } else if (!why && (precision == storage_precision<T>() || precision == r.precision)) {
         r.backends.emplace_back(Trait::name);
       }

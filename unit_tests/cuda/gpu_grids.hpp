@@ -27,7 +27,7 @@ struct DeviceBuffer {
 inline void store(Precision p, double v, unsigned char* at) {
   if (p == Precision::f64) {
     std::memcpy(at, &v, 8);
-  } else if (p == Precision::tf32) {
+  } else if (p == Precision::tf32 || p == Precision::f32) {
     const float f = static_cast<float>(v);
     std::memcpy(at, &f, 4);
   } else {
@@ -41,7 +41,7 @@ inline double load(Precision p, const unsigned char* at) {
     std::memcpy(&v, at, 8);
     return v;
   }
-  if (p == Precision::tf32) {
+  if (p == Precision::tf32 || p == Precision::f32) {
     float f;
     std::memcpy(&f, at, 4);
     return f;
@@ -114,7 +114,7 @@ HostGrid<D> summation_order_slack(const Plan& plan, const HostGrid<D>& in, const
   const Stencil<D>& applied = as<D>(plan.stencil);
   HostGrid<D> slack         = abs(before);
   reference_apply(abs_weights(applied), abs(in), slack, plan.boundary);
-  const Precision p = plan.precision;
+  const Precision p = grid_format(plan);
   const double ulp  = p == Precision::f16 ? 0x1p-10 : p == Precision::bf16 ? 0x1p-7 : p == Precision::f64 ? 0x1p-52 : 0x1p-23;
   const double sums = p == Precision::f64 ? 0x1p-50 : 0x1p-22;
   for (std::size_t f = 0; f < slack.values.size(); ++f) {

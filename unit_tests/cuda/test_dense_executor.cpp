@@ -41,14 +41,15 @@ void expect_gpu_matches(const Plan& plan, std::uint64_t seed, std::vector<long> 
   for (int a = 0; a < D; ++a) extents[a] = static_cast<int>(plan.grid[a]);
   if (in_strides.empty()) in_strides = contiguous(plan.grid);
   if (out_strides.empty()) out_strides = contiguous(plan.grid);
-  const HostGrid<D> in     = random_grid<D>(extents, plan.precision, seed);
-  const HostGrid<D> before = random_grid<D>(extents, plan.precision, seed + 1);
+  const HostGrid<D> in     = random_grid<D>(extents, grid_format(plan), seed);
+  const HostGrid<D> before = random_grid<D>(extents, grid_format(plan), seed + 1);
   const dense::DenseExecutor executor(plan);
-  const HostGrid<D> got = run_on_gpu<D>(plan.precision, in, before, in_strides, out_strides,
+  const HostGrid<D> got = run_on_gpu<D>(grid_format(plan), in, before, in_strides, out_strides,
                                         [&](const void* d_in, void* d_out) {
                                           executor.apply(d_in, in_strides.data(), d_out, out_strides.data());
                                         });
-  const std::string what = name(plan.original) + " " + to_string(plan.precision) + " " + to_string(plan.boundary) +
+  const std::string what = name(plan.original) + " " + to_string(plan.precision) +
+                           (plan.float_grids ? " on float grids " : " ") + to_string(plan.boundary) +
                            " tile " + impl::tuple_string(plan.tile) + " steps " + std::to_string(plan.fused_steps) +
                            " grid " + impl::tuple_string(plan.grid) + " [" + executor.describe() + "]";
   const SparseExpectation<D> want = sparse_expectation(plan, in, before);
@@ -179,6 +180,42 @@ TEST(DenseExecutor, UnitsOfEveryGroupCount) {
     for (const std::vector<int>& tiles : {std::vector<int>{16, 1}, {16, 4}, {32, 4}, {64, 4}, {64, 8}}) {
       Plan plan = make_plan(dense_request<2>(presets::box_2d49p(), p, all_boundaries[seed % 3], {67, 557}));
       if (tiles[0] * tiles[1] > (p == Precision::f64 ? 256 : 512)) continue;  // one unit a wave at most
+      plan.tiles_per_block = tiles;
+      size_block_image(plan);
+      fill_block_tables(plan);
+      expect_gpu_matches<2>(plan, ++seed);
+    }
+  }
+}
+
+/// f16 and bf16 operands read from float grids (inputs rounded in the copy, results
+/// staged and stored as float): the presets under every boundary on odd and aligned
+/// grids, large boxes, strided grids and units of every group count (the float staging
+/// of every block shape).
+TEST(DenseExecutor, FloatGridsAsSixteenBitOperands) {
+  SKIP_WITHOUT_DENSE_GPU();
+  auto on_float = [](PlanRequest r) {
+    r.float_grids = true;
+    return make_plan(r);
+  };
+  std::uint64_t seed = 1100;
+  std::mt19937_64 rng(23);
+  for (Precision p : {Precision::f16, Precision::bf16}) {
+    for (const AnyStencil& any : presets::standard_set()) {
+      std::visit([&](const auto& s) {
+        constexpr int D = std::decay_t<decltype(s)>::rank;
+        for (Boundary b : all_boundaries) expect_gpu_matches<D>(on_float(dense_request<D>(s, p, b, larger_grid<D>(seed % 2))), ++seed);
+        expect_gpu_matches<D>(on_float(dense_request<D>(s, p, all_boundaries[seed % 3], aligned_grid<D>())), ++seed);
+      }, any);
+    }
+    expect_gpu_matches<2>(on_float(dense_request<2>(random_box<2>(rng, 7), p, Boundary::fixed_rim, {131, 301})), ++seed);
+    expect_gpu_matches<3>(on_float(dense_request<3>(random_box<3>(rng, 3), p, Boundary::interior, {13, 37, 71})), ++seed);
+    expect_gpu_matches<2>(on_float(dense_request<2>(presets::box_2d49p(), p, Boundary::interior, {37, 211})), ++seed,
+                          {2 * 211, 1}, {211 + 5, 1});
+    expect_gpu_matches<3>(on_float(dense_request<3>(presets::heat_3d(), p, Boundary::periodic, {9, 21, 70})), ++seed,
+                          {21 * 80 + 7, 80, 1}, {21 * 70 * 2, 70 * 2, 2});
+    for (const std::vector<int>& tiles : {std::vector<int>{16, 1}, {16, 4}, {32, 4}, {64, 4}, {64, 8}}) {
+      Plan plan            = on_float(dense_request<2>(presets::box_2d49p(), p, all_boundaries[seed % 3], {67, 557}));
       plan.tiles_per_block = tiles;
       size_block_image(plan);
       fill_block_tables(plan);

@@ -46,11 +46,12 @@ struct KokkosBackend : sparstencil::impl::RawExecutorTrait<SparseExecutor> {
   }
 
   /// f16 for half_t; tf32 for float only where the user asked (named this backend or
-  /// allowed tf32): float keeps f32 accuracy otherwise.
+  /// allowed tf32): float keeps f32 accuracy otherwise (f16/bf16 operands of float Views:
+  /// the dense backend's).
   template <class T>
-  static std::optional<Precision> precision(bool asked) {
+  static std::optional<Precision> precision(Precision floats) {
     if constexpr (std::is_same_v<T, Kokkos::Experimental::half_t>) return Precision::f16;
-    else if constexpr (std::is_same_v<T, float>) return asked ? std::optional(Precision::tf32) : std::nullopt;
+    else if constexpr (std::is_same_v<T, float>) return floats == Precision::tf32 ? std::optional(Precision::tf32) : std::nullopt;
     else return std::nullopt;
   }
 

@@ -363,6 +363,10 @@ std::optional<std::string> why_not(const PlanRequest& r) {
   if (!has_sparse_operands(r.precision)) {
     return std::string("precision ") + to_string(r.precision) + " has no sparse tensor-core form (f16, bf16 or tf32)";
   }
+  if (r.float_grids) {
+    return std::string("the sparse executor reads grids of its operand format: float grids as tf32, not ") +
+           to_string(r.precision);
+  }
   // A' holds the (fused) weights in the operand format: one it cannot hold would be inf.
   const double largest = largest_weight(fuse(r.stencil, r.steps));
   if (largest > largest_stored(r.precision)) {

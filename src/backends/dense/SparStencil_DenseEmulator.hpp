@@ -7,8 +7,8 @@
 /// runs the instruction by its documented semantics: the lanes'
 /// values placed in A, B and C by L's layout (checked against the vendors' own tables by
 /// the tests), D = A B + C summed in the accumulator's format (f32 for f16/bf16/tf32, f64
-/// for f64), in k order. Results are rounded to the storage format (tf32 plans: float) and
-/// written as the kernel writes them.
+/// for f64), in k order. Results are rounded to the grids' format (tf32 and float-grid
+/// plans: float) and written as the kernel writes them.
 #include <array>
 #include <vector>
 
@@ -109,7 +109,7 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
           for (int i = 0; i < L::c_values; ++i) {
             const Target t = c_target<L>(part, lane, i);
             stage[stage_offset(g, group_tile<L>(g, group, t.tile)) + t.point] =
-                impl::stored_value(plan.precision, c_lanes[static_cast<std::size_t>(group) * parts + part][lane][i]);
+                impl::stored_value(grid_format(plan), c_lanes[static_cast<std::size_t>(group) * parts + part][lane][i]);
           }
         }
       }

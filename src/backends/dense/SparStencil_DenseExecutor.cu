@@ -24,9 +24,10 @@ namespace {
 
 using sparstencil::impl::fail;
 
-/// Operand kinds: the storage bits (the operand format, but tf32's: float grids, the
-/// image rounded to tf32), the register a fragment's values travel in (f16/bf16: two
-/// values a 32-bit register, the low one first; tf32: one), and the accumulator.
+/// Operand kinds: the operand bits the image holds (tf32's: float, rounded to tf32 in
+/// place; the grids hold these bits or, for f16/bf16, float: dense_kernel's Grid), the
+/// register a fragment's values travel in (f16/bf16: two values a 32-bit register, the
+/// low one first; tf32: one), and the accumulator.
 struct F16 {
   using bits = unsigned short;
   using reg  = unsigned;
@@ -171,86 +172,151 @@ __device__ inline void load_regs(const void* from, Reg* to) {
   __builtin_memcpy(to, &w, sizeof w);
 }
 
-#if defined(SPARSTENCIL_GPU_AMD)
-/// 16-byte chunks of the image a thread loads before it stores them (loads in flight;
-/// NVIDIA copies asynchronously, every chunk in flight).
-constexpr int fill_batch = 4;
+/// A float value as Kind's operand bits, round to nearest (tf32: ties away, as cvt.rna).
+template <class Kind>
+__device__ inline typename Kind::bits operand_bits(float x) {
+#if !defined(SPARSTENCIL_GPU_AMD)
+  if constexpr (std::is_same_v<Kind, TF32>) return __uint_as_float(gpu::tf32_bits(x));
+  else
 #endif
+    return to_bits<Kind>(x);
+}
+/// A grid value as an image value of type To: as it is, or a float rounded to Kind's bits.
+template <class Kind, class To, class Grid>
+__device__ inline To image_value(Grid x) {
+  if constexpr (std::is_same_v<To, Grid>) return x;
+  else return operand_bits<Kind>(x);
+}
 
-/// Where chunk `x` / V of image row `r` lies inside the grid on contiguous values aligned
-/// to 16 bytes: the 16 bytes to copy as they are; else nullptr.
-template <class Bits, int D>
-__device__ inline const Bits* whole_chunk(const DenseArgs<D>& g, const long (&origin)[D], const Bits* in,
+/// Where V values from `x` of image row `r` lie inside the grid, contiguous and aligned to
+/// 16 bytes: their first; else nullptr.
+template <int V, class Grid, int D>
+__device__ inline const Grid* whole_chunk(const DenseArgs<D>& g, const long (&origin)[D], const Grid* in,
                                           const ImageRow& r, int x) {
-  constexpr int V  = 16 / sizeof(Bits);
   const long first = origin[D - 1] + x - g.shared_lead[D - 1];
   if (!r.inside || g.in_stride[D - 1] != 1 || first < 0 || first + V > g.extent[D - 1]) return nullptr;
-  const Bits* from = in + r.in_index + first;
+  const Grid* from = in + r.in_index + first;
   return reinterpret_cast<std::uintptr_t>(from) % 16 == 0 ? from : nullptr;
 }
-/// Chunk `x` / V of image row `r` value by value (wrapped or zero).
-template <class Bits, int D>
-__device__ inline uint4 chunk_by_values(const DenseArgs<D>& g, const long (&origin)[D], const Bits* in,
-                                        const ImageRow& r, int x) {
-  constexpr int V = 16 / sizeof(Bits);
-  Bits v[V];
-  for (int e = 0; e < V; ++e) {
-    const long at = r.inside ? image_coordinate(g, origin, D - 1, x + e) : -1;
-    v[e]          = at >= 0 ? in[r.in_index + at * g.in_stride[D - 1]] : Bits(0);
+
+/// Chunk `x` / V of image row `r`, V = 16 / sizeof(To) values as To: whole (16-byte loads)
+/// where it lies inside the grid, contiguous and aligned, else value by value (wrapped or
+/// zero); grid values rounded where To differs (float grids, 16-bit operands).
+template <class Kind, class To, class Grid, int D>
+__device__ inline uint4 image_chunk(const DenseArgs<D>& g, const long (&origin)[D], const Grid* in,
+                                    const ImageRow& r, int x) {
+  constexpr int V = 16 / sizeof(To);
+  static_assert(std::is_same_v<To, Grid> || (std::is_same_v<Grid, float> && V == 8), "float grids, 16-bit values");
+  To v[V];
+  if (const Grid* from = whole_chunk<V>(g, origin, in, r, x)) {
+    if constexpr (std::is_same_v<To, Grid>) {
+      return *reinterpret_cast<const uint4*>(from);
+    } else {
+      const float4 lo = reinterpret_cast<const float4*>(from)[0], hi = reinterpret_cast<const float4*>(from)[1];
+      const float f[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+      for (int e = 0; e < 8; ++e) v[e] = image_value<Kind, To>(f[e]);
+    }
+  } else {
+    for (int e = 0; e < V; ++e) {
+      const long at = r.inside ? image_coordinate(g, origin, D - 1, x + e) : -1;
+      v[e]          = at >= 0 ? image_value<Kind, To>(in[r.in_index + at * g.in_stride[D - 1]]) : To(0);
+    }
   }
   uint4 chunk;
   __builtin_memcpy(&chunk, v, sizeof chunk);
   return chunk;
 }
 
-/// The block's image, 16-byte chunks: a thread takes one chunk position of every
-/// row_step-th row (row_step = block_threads / the chunks of a row, rounded up to a power
-/// of two). NVIDIA: whole chunks by cp.async, all in flight, complete on return; AMD:
-/// fill_batch loads in flight.
-template <class Bits, int D>
-__device__ inline void copy_image(const DenseArgs<D>& g, const long (&origin)[D], const Bits* in, Bits* image) {
-  constexpr int V      = 16 / sizeof(Bits);
+/// 16-byte chunks a thread loads before it stores them, where a copy is not asynchronous.
+constexpr int fill_batch = 4;
+
+/// The block's image, 16-byte chunks of To values (image_chunk): a thread takes one chunk
+/// position of every row_step-th row (row_step = block_threads / the chunks of a row,
+/// rounded up to a power of two). NVIDIA, grid values copied as they are: cp.async, every
+/// chunk in flight, complete on return; else fill_batch chunks loaded (and rounded) in
+/// flight.
+template <class Kind, class To, class Grid, int D>
+__device__ inline void copy_image(const DenseArgs<D>& g, const long (&origin)[D], const Grid* in, To* image) {
+  constexpr int V      = 16 / sizeof(To);
   const int row_chunks = g.shared_extent[D - 1] / V, rows = image_rows(g);
   const int width = 1 << g.chunk_shift, row_step = blockDim.x >> g.chunk_shift;
-  for (int xc = threadIdx.x & (width - 1); xc < row_chunks; xc += width) {
 #if defined(SPARSTENCIL_GPU_AMD)
-    for (int first = threadIdx.x >> g.chunk_shift; first < rows; first += fill_batch * row_step) {
-      uint4 v[fill_batch];
-#pragma unroll
-      for (int f = 0; f < fill_batch; ++f) {
-        const int row = first + f * row_step;
-        if (row >= rows) continue;
-        const ImageRow r = image_row(g, origin, row);
-        const Bits* from = whole_chunk(g, origin, in, r, xc * V);
-        v[f]             = from ? *reinterpret_cast<const uint4*>(from) : chunk_by_values(g, origin, in, r, xc * V);
-      }
-#pragma unroll
-      for (int f = 0; f < fill_batch; ++f) {
-        const int row = first + f * row_step;
-        if (row < rows) *reinterpret_cast<uint4*>(image + image_row(g, origin, row).offset + xc * V) = v[f];
-      }
-    }
+  constexpr bool asynchronous = false;
 #else
-    for (int row = threadIdx.x >> g.chunk_shift; row < rows; row += row_step) {
-      const ImageRow r = image_row(g, origin, row);
-      Bits* to         = image + r.offset + xc * V;
-      if (const Bits* from = whole_chunk(g, origin, in, r, xc * V)) {
-        const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(from) : "memory");
-      } else {
-        *reinterpret_cast<uint4*>(to) = chunk_by_values(g, origin, in, r, xc * V);
+  constexpr bool asynchronous = std::is_same_v<To, Grid>;
+#endif
+  for (int xc = threadIdx.x & (width - 1); xc < row_chunks; xc += width) {
+    if constexpr (asynchronous) {
+#if !defined(SPARSTENCIL_GPU_AMD)
+      for (int row = threadIdx.x >> g.chunk_shift; row < rows; row += row_step) {
+        const ImageRow r = image_row(g, origin, row);
+        To* to           = image + r.offset + xc * V;
+        if (const Grid* from = whole_chunk<V>(g, origin, in, r, xc * V)) {
+          const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
+          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(from) : "memory");
+        } else {
+          *reinterpret_cast<uint4*>(to) = image_chunk<Kind, To>(g, origin, in, r, xc * V);
+        }
+      }
+#endif
+    } else {
+      for (int first = threadIdx.x >> g.chunk_shift; first < rows; first += fill_batch * row_step) {
+        uint4 v[fill_batch];
+#pragma unroll
+        for (int f = 0; f < fill_batch; ++f) {
+          const int row = first + f * row_step;
+          if (row < rows) v[f] = image_chunk<Kind, To>(g, origin, in, image_row(g, origin, row), xc * V);
+        }
+#pragma unroll
+        for (int f = 0; f < fill_batch; ++f) {
+          const int row = first + f * row_step;
+          if (row < rows) *reinterpret_cast<uint4*>(image + image_row(g, origin, row).offset + xc * V) = v[f];
+        }
       }
     }
-#endif
   }
 #if !defined(SPARSTENCIL_GPU_AMD)
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  if constexpr (asynchronous) asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
 
-template <class Kind>
-__device__ inline typename Kind::bits stored(typename Kind::acc x) {
-  if constexpr (std::is_same_v<Kind, F64> || std::is_same_v<Kind, TF32>) return x;
+/// The block's image of Kind's operands: the grid values copied (copy_image), and where
+/// they are not yet the operands, rounded: tf32 in place; float grids of 16-bit operands
+/// either copied as they are beside the image (g.copy_beside: every chunk in flight) and
+/// rounded into it, or rounded on the way (a fill_batch of chunks in flight), whichever
+/// the plan's shared memory holds (copies_beside).
+template <class Kind, class Grid, int D>
+__device__ inline void fill_image(const DenseArgs<D>& g, const long (&origin)[D], const Grid* in,
+                                  typename Kind::bits* image) {
+  using Bits = typename Kind::bits;
+  auto round_into_image = [&](const float* copied) {
+    for (int i = threadIdx.x * 4; i < g.image_values; i += blockDim.x * 4) {
+      const float4 v  = *reinterpret_cast<const float4*>(copied + i);
+      const Bits b[4] = {operand_bits<Kind>(v.x), operand_bits<Kind>(v.y), operand_bits<Kind>(v.z), operand_bits<Kind>(v.w)};
+      __builtin_memcpy(image + i, b, sizeof b);
+    }
+  };
+  if constexpr (std::is_same_v<Grid, Bits>) {
+    copy_image<Kind>(g, origin, in, image);
+    if constexpr (std::is_same_v<Kind, TF32>) {
+      __syncthreads();
+      round_into_image(image);
+    }
+  } else if (g.copy_beside) {
+    Grid* copied = reinterpret_cast<Grid*>(image + g.image_values);
+    copy_image<Kind>(g, origin, in, copied);
+    __syncthreads();
+    round_into_image(copied);
+  } else {
+    copy_image<Kind>(g, origin, in, image);
+  }
+}
+
+/// A sum as the grid stores it: float and double as they are, 16-bit grids rounded.
+template <class Kind, class Grid>
+__device__ inline Grid stored(typename Kind::acc x) {
+  if constexpr (std::is_same_v<Grid, float> || std::is_same_v<Grid, double>) return static_cast<Grid>(x);
   else return to_bits<Kind>(x);
 }
 
@@ -404,37 +470,28 @@ __device__ inline void with_group_count(int active, const Unit& unit) {
   else if (active > 0) unit(std::integral_constant<int, 0>{});
 }
 
-template <class Kind, int D>
+/// Kind: the operands; Grid: the grids' values (Kind's bits, or float read as 16-bit
+/// operands).
+template <class Kind, class Grid, int D>
 __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const DenseArgs<D> g) {
   using L             = LayoutOf<Kind>;
   using Bits          = typename Kind::bits;
-  constexpr int V     = 16 / sizeof(Bits);
+  constexpr int V     = 16 / sizeof(Grid);  // values of a 16-byte chunk of results
   constexpr int parts = part_count<L>();
   constexpr int most  = most_groups<Kind>;
   extern __shared__ uint4 shared_chunks[];  // 16-byte aligned
   Bits* image      = reinterpret_cast<Bits*>(shared_chunks);
-  int* run_offsets = reinterpret_cast<int*>(image + g.image_values);
+  int* run_offsets = reinterpret_cast<int*>(reinterpret_cast<char*>(shared_chunks) + g.region_bytes);
   int* tile_offset = run_offsets + g.runs;
-  const Bits* in   = static_cast<const Bits*>(g.in);
-  Bits* out        = static_cast<Bits*>(g.out);
+  const Grid* in   = static_cast<const Grid*>(g.in);
+  Grid* out        = static_cast<Grid*>(g.out);
   const auto* a    = static_cast<const typename Kind::reg*>(g.a);
   long origin[D];
   block_origin(g, static_cast<long>(blockIdx.x), origin);
   for (int i = threadIdx.x; i < g.runs; i += blockDim.x) run_offsets[i] = g.run_offsets[i];
   for (int i = threadIdx.x; i < g.tiles; i += blockDim.x) tile_offset[i] = g.tile_offsets[i];
-  copy_image(g, origin, in, image);
+  fill_image<Kind>(g, origin, in, image);
   __syncthreads();
-#if !defined(SPARSTENCIL_GPU_AMD)
-  if constexpr (std::is_same_v<Kind, TF32>) {  // float values to tf32 operands, once a value
-    for (int i = threadIdx.x * 4; i < g.image_values; i += blockDim.x * 4) {
-      float4 v = *reinterpret_cast<const float4*>(image + i);
-      v = make_float4(__uint_as_float(gpu::tf32_bits(v.x)), __uint_as_float(gpu::tf32_bits(v.y)),
-                      __uint_as_float(gpu::tf32_bits(v.z)), __uint_as_float(gpu::tf32_bits(v.w)));
-      *reinterpret_cast<float4*>(image + i) = v;
-    }
-    __syncthreads();
-  }
-#endif
   // One unit a wave: g.batch groups (consecutive groups `step` values apart), all parts
   // of the tile's outputs, or (image_as_a) the wave's part.
   constexpr int unit_waves = image_as_a<L> ? parts : 1;  // waves sharing a unit's groups
@@ -452,7 +509,7 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
     }
   });
   __syncthreads();  // every wave done with the image: the results go where it was
-  Bits* stage = image;
+  Grid* stage = reinterpret_cast<Grid*>(shared_chunks);
   if (active > 0) {
     // Where the lane's results of the unit's first group go, per value; the next groups'
     // lie group_step further along the row.
@@ -469,7 +526,7 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
     for (int j = 0; j < most; ++j) {
       if (j < active) {
         for (int p = 0; p < held; ++p)
-          for (int i = 0; i < L::c_values; ++i) stage[at[p][i] + j * group_step<L, D>()] = stored<Kind>(c[j][p][i]);
+          for (int i = 0; i < L::c_values; ++i) stage[at[p][i] + j * group_step<L, D>()] = stored<Kind, Grid>(c[j][p][i]);
       }
     }
   }
@@ -481,8 +538,8 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
     const int row = chunk >> x_shift, x = (chunk & (x_chunks - 1)) * V;
     const OutputRow r = output_row(g, origin, row);
     if (!r.inside) continue;
-    const Bits* from = stage + row * g.pitch + x;
-    Bits* to         = out + r.out_index + x * g.out_stride[D - 1];
+    const Grid* from = stage + row * g.pitch + x;
+    Grid* to         = out + r.out_index + x * g.out_stride[D - 1];
     const bool whole = x_inside(g, origin, x + V - 1) &&
                        (g.boundary == 0 || (r.interior && x_interior(g, origin, x) && x_interior(g, origin, x + V - 1)));
     if (whole && g.out_stride[D - 1] == 1 && reinterpret_cast<std::uintptr_t>(to) % 16 == 0) {
@@ -518,16 +575,16 @@ void allow_shared(Kernel kernel, std::size_t shared) {
 #endif
 }
 
-template <class Kind>
+template <class Kind, class Grid = typename Kind::bits>
 void launch_kind(int dims, const void* args, long blocks, std::size_t shared, Stream stream) {
   const dim3 grid(static_cast<unsigned>(blocks)), block(block_threads);
-  if (dims == 1) allow_shared(dense_kernel<Kind, 1>, shared);
-  else if (dims == 2) allow_shared(dense_kernel<Kind, 2>, shared);
-  else allow_shared(dense_kernel<Kind, 3>, shared);
+  if (dims == 1) allow_shared(dense_kernel<Kind, Grid, 1>, shared);
+  else if (dims == 2) allow_shared(dense_kernel<Kind, Grid, 2>, shared);
+  else allow_shared(dense_kernel<Kind, Grid, 3>, shared);
   switch (dims) {
-    case 1: dense_kernel<Kind, 1><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<1>*>(args)); break;
-    case 2: dense_kernel<Kind, 2><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<2>*>(args)); break;
-    default: dense_kernel<Kind, 3><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<3>*>(args)); break;
+    case 1: dense_kernel<Kind, Grid, 1><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<1>*>(args)); break;
+    case 2: dense_kernel<Kind, Grid, 2><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<2>*>(args)); break;
+    default: dense_kernel<Kind, Grid, 3><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<3>*>(args)); break;
   }
   SPARSTENCIL_GPU_CHECK_LAUNCH();
 }
@@ -625,7 +682,7 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
     // The layout follows __CUDA_ARCH__ of the code that runs: its PTX version (a JIT of
     // compute_80 PTX on an sm_90 device runs m8n8k4).
     cudaFuncAttributes kernel{};
-    SPARSTENCIL_GPU_CHECK(cudaFuncGetAttributes(&kernel, dense_kernel<F64, 2>));
+    SPARSTENCIL_GPU_CHECK(cudaFuncGetAttributes(&kernel, dense_kernel<F64, double, 2>));
     if (kernel.ptxVersion >= 90) {
       s.instruction = NvidiaF64Sm90::instruction;
       const PartTables t = part_tables<NvidiaF64Sm90>(plan);
@@ -701,7 +758,7 @@ void DenseExecutor::apply(const void* in, const long* in_strides, void* out, con
            sparstencil::impl::tuple_string(std::vector<long>(out_strides, out_strides + D)));
     }
   }
-  const std::size_t bytes = static_cast<std::size_t>(storage_bytes(s.plan.precision));
+  const std::size_t bytes = static_cast<std::size_t>(storage_bytes(grid_format(s.plan)));
   if (sparstencil::impl::grid_overlap(reinterpret_cast<std::uintptr_t>(in), in_strides,
                                       reinterpret_cast<std::uintptr_t>(out), out_strides, s.plan.grid.data(), D,
                                       bytes) != sparstencil::impl::Overlap::none) {
@@ -727,8 +784,14 @@ void DenseExecutor::apply(const void* in, const long* in_strides, void* out, con
   else if (D == 2) fill(g2);
   else fill(g3);
   switch (s.plan.precision) {
-    case Precision::f16: launch_kind<F16>(D, args, s.blocks, s.shared, stream); break;
-    case Precision::bf16: launch_kind<BF16>(D, args, s.blocks, s.shared, stream); break;
+    case Precision::f16:
+      if (s.plan.float_grids) launch_kind<F16, float>(D, args, s.blocks, s.shared, stream);
+      else launch_kind<F16>(D, args, s.blocks, s.shared, stream);
+      break;
+    case Precision::bf16:
+      if (s.plan.float_grids) launch_kind<BF16, float>(D, args, s.blocks, s.shared, stream);
+      else launch_kind<BF16>(D, args, s.blocks, s.shared, stream);
+      break;
 #if !defined(SPARSTENCIL_GPU_AMD)
     case Precision::tf32: launch_kind<TF32>(D, args, s.blocks, s.shared, stream); break;
 #endif

@@ -4,13 +4,14 @@
 /// (1 x ... x 16) and B' read from the block's shared-memory image in runs of V = 16
 /// bytes of consecutive values (Plan::runs). A block of block_threads threads copies its
 /// image (block plus halo: periodic reads wrap, reads outside the grid are zero) 16 bytes
-/// at a time where it can; each wave then takes units of work, `batch` groups of L::n
+/// at a time where it can (float grids read as 16-bit operands: copied beside the image,
+/// then rounded into it, or rounded on the way: copies_beside); each wave then takes units of work, `batch` groups of L::n
 /// tiles times all 16 rows of A' over every k chunk. A group's tiles are L::n consecutive
 /// rows of the block at one column of tiles (1-D: L::n consecutive tiles), so the image
 /// pitch (pitch / V odd) puts their runs in different banks. Layouts with image_as_a
 /// multiply the other way round: the image (L::m tiles) as A, A' transposed as B, a
 /// part of L::n outputs of the tile at a time over only the k chunks its weights reach. Results are staged in the
-/// image and written a row at a time under the boundary contract (fixed_rim copies the
+/// image's place, in the grids' format, and written a row at a time under the boundary contract (fixed_rim copies the
 /// rim, interior leaves it). The geometry and per-lane index functions below are the
 /// kernel's fragment mapping: the host emulator (SparStencil_DenseEmulator.hpp) runs the
 /// same ones.
@@ -32,7 +33,9 @@ struct DenseArgs {
   void* out      = nullptr;
   long extent[D]{}, in_stride[D]{}, out_stride[D]{}, blocks[D]{};
   int tiles_per_block[D]{}, shared_extent[D]{}, shared_lead[D]{}, shared_stride[D]{}, radius[D]{};
-  int image_values = 0;  ///< the image's values with row padding (where the run table starts)
+  int image_values = 0;  ///< the image's values with row padding
+  int region_bytes = 0;  ///< image_region_bytes: where the run table starts
+  int copy_beside  = 0;  ///< copies_beside: float grids copied beside the image, then rounded
   int pitch        = 0;  ///< values between image rows, and between rows of staged results
   int vector       = 0;  ///< V: values of a run (16 bytes)
   int tiles = 0, tiles_x = 0, rows = 0;  ///< tiles of a block, along the fastest axis, rows of them
@@ -41,7 +44,7 @@ struct DenseArgs {
   /// Threads along an image row's 16-byte chunks in the copy: 2^chunk_shift (the row's
   /// chunks rounded up to a power of two, at most block_threads).
   int chunk_shift = 0;
-  int out_chunk_shift = 0;  ///< a block's row of outputs: 2^out_chunk_shift 16-byte chunks
+  int out_chunk_shift = 0;  ///< a block's row of outputs: 2^out_chunk_shift 16-byte chunks of the grids' values
   int boundary = 0;
   const void* a              = nullptr;  ///< A' in fragment order (a_fragments; image_as_a: PartTables::b)
   const int* run_offsets     = nullptr;  ///< per run: image offset of its first value from a tile origin
@@ -97,6 +100,8 @@ DenseArgs<D> dense_args(const Plan& p, const long* in_strides = nullptr, const l
     g.tiles *= p.tiles_per_block[a];
   }
   g.image_values = fill_points / p.shared_extent[D - 1] * p.shared_pitch;
+  g.region_bytes = static_cast<int>(image_region_bytes(p));
+  g.copy_beside  = copies_beside(p);
   g.pitch        = p.shared_pitch;
   g.vector       = 16 / storage_bytes(p.precision);
   g.tiles_x      = p.tiles_per_block[D - 1];
@@ -104,7 +109,8 @@ DenseArgs<D> dense_args(const Plan& p, const long* in_strides = nullptr, const l
   g.runs         = static_cast<int>(p.runs.size());
   g.batch        = wave_batch(g.tiles);
   while ((1 << g.chunk_shift) < p.shared_extent[D - 1] / g.vector && (2 << g.chunk_shift) <= block_threads) ++g.chunk_shift;
-  while ((1 << g.out_chunk_shift) < g.tiles_x * 16 / g.vector) ++g.out_chunk_shift;
+  const int out_vector = 16 / storage_bytes(grid_format(p));
+  while ((1 << g.out_chunk_shift) < g.tiles_x * 16 / out_vector) ++g.out_chunk_shift;
   g.k_chunks     = p.a.k_chunks;
   g.K            = static_cast<int>(p.order.columns.size());
   g.boundary     = p.boundary == Boundary::periodic ? 0 : p.boundary == Boundary::interior ? 1 : 2;

@@ -2,8 +2,8 @@
 /// The dense matrix-core executor's Kokkos trait (SparStencil_KokkosBackend.hpp): Views in
 /// Kokkos::CudaSpace run on Kokkos::Cuda, on a device of compute capability 8.0+, holding
 /// half_t (f16 operands) or double (f64 operands); float Views only where the backend is
-/// named (Options::backend) or tf32 is allowed (Options::float_operands), as tf32 operands
-/// (docs/PRECISION.md): float keeps f32 accuracy otherwise. Compiled in where Kokkos has CUDA and
+/// named (Options::backend: tf32 operands) or Options::float_operands allows, as tf32, f16
+/// or bf16 operands (docs/PRECISION.md): float keeps f32 accuracy otherwise. Compiled in where Kokkos has CUDA and
 /// the library was built with the dense CUDA executor (SPARSTENCIL_ENABLE_DENSE_CUDA);
 /// elsewhere `runs()` is false and nothing of it is instantiated. (The executor's HIP
 /// build is compiled, not dispatched to: no Kokkos with HIP is at hand to test it.)
@@ -31,8 +31,8 @@ namespace sparstencil::dense {
 struct KokkosBackend : sparstencil::impl::RawExecutorTrait<DenseExecutor> {
   static constexpr std::string_view name = "dense";
   static constexpr std::string_view requirement =
-      "it takes Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t (f16), double (f64), or float (tf32) "
-      "where asked";
+      "it takes Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t (f16), double (f64), or float (as "
+      "tf32, f16 or bf16 operands) where asked";
 
   template <class ExecSpace, class InView, class OutView>
   static constexpr bool runs() {
@@ -44,11 +44,13 @@ struct KokkosBackend : sparstencil::impl::RawExecutorTrait<DenseExecutor> {
             std::is_same_v<T, float>);
   }
 
+  /// f16 for half_t, f64 for double; for float what the user asked (tf32, or f16/bf16
+  /// read from the float grids): float keeps f32 accuracy otherwise.
   template <class T>
-  static std::optional<Precision> precision(bool asked) {
+  static std::optional<Precision> precision(Precision floats) {
     if constexpr (std::is_same_v<T, Kokkos::Experimental::half_t>) return Precision::f16;
     else if constexpr (std::is_same_v<T, double>) return Precision::f64;
-    else if constexpr (std::is_same_v<T, float>) return asked ? std::optional(Precision::tf32) : std::nullopt;
+    else if constexpr (std::is_same_v<T, float>) return floats == Precision::f32 ? std::nullopt : std::optional(floats);
     else return std::nullopt;
   }
 

@@ -112,16 +112,18 @@ Prediction predict_dense(const Plan& p) {
   const double units      = static_cast<double>(blocks) * (tiles / 8) * executed_mmas(p);
   const double flops      = units * 2.0 * p.mma.m * p.mma.n * p.mma.k;
   const double rate       = dense_rate(d, p.precision);
-  const double bytes      = storage_bytes(p.precision);
+  const double bytes      = storage_bytes(p.precision), grid_bytes = storage_bytes(grid_format(p));
   Prediction pr;
   const bool image_a      = runs_image_as_a(p);
   pr.compute_seconds   = flops / rate * unit_overhead(p.precision, batch, p.dims(), image_a) * waves / busy;
-  const double touched = (static_cast<double>(blocks) * image_points + static_cast<double>(points)) * bytes;
-  pr.memory_seconds    = touched / (copy_efficiency(p.dims(), p.precision) * d.memory_bytes_per_s);
+  const double image_values = static_cast<double>(blocks) * image_points;
+  const double touched      = (image_values + static_cast<double>(points)) * grid_bytes;
+  pr.memory_seconds         = touched / (copy_efficiency(p.dims(), p.precision) * d.memory_bytes_per_s);
   // Shared memory: the image written and the results staged once, and per unit the
   // image's operand read (B: k x n values; with the image as A: m x k).
   const double read_per_unit = image_a ? p.mma.m * p.mma.k : p.mma.k * p.mma.n;
-  pr.shared_seconds = (2 * touched + units * read_per_unit * bytes) / d.shared_bytes_per_s;
+  const double staged        = image_values * bytes + static_cast<double>(points) * grid_bytes;
+  pr.shared_seconds = (2 * staged + units * read_per_unit * bytes) / d.shared_bytes_per_s;
   finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
   return pr;
 }
@@ -345,12 +347,28 @@ double unpack_dense(const PackedA& packed, Precision precision, int row, int k) 
   return precision == Precision::bf16 ? impl::bf16_value(bits) : impl::f16_value(bits);
 }
 
-std::size_t shared_bytes(const Plan& p) {
+namespace {
+std::size_t image_bytes(const Plan& p) {
   std::size_t rows = 1;
   for (int a = 0; a + 1 < p.dims(); ++a) rows *= static_cast<std::size_t>(p.shared_extent[a]);
-  const std::size_t image = rows * static_cast<std::size_t>(p.shared_pitch);
-  return image * storage_bytes(p.precision) + (p.runs.size() + p.tile_offsets.size()) * sizeof(int);
+  return rows * static_cast<std::size_t>(p.shared_pitch) * storage_bytes(p.precision);
 }
+std::size_t table_bytes(const Plan& p) { return (p.runs.size() + p.tile_offsets.size()) * sizeof(int); }
+}  // namespace
+
+bool copies_beside(const Plan& p) {
+  // The float copy takes twice the 16-bit image; the staged results fit in it.
+  return p.float_grids && 3 * image_bytes(p) + table_bytes(p) <= max_shared_bytes(p.device);
+}
+
+std::size_t image_region_bytes(const Plan& p) {
+  if (copies_beside(p)) return 3 * image_bytes(p);
+  const std::size_t stage = static_cast<std::size_t>(product(p.tiles_per_block) / p.tiles_per_block.back()) *
+                            static_cast<std::size_t>(p.shared_pitch) * storage_bytes(grid_format(p));
+  return std::max(image_bytes(p), stage);
+}
+
+std::size_t shared_bytes(const Plan& p) { return image_region_bytes(p) + table_bytes(p); }
 
 std::size_t max_shared_bytes(const std::string& device) {
   // Half of what an SM holds on the GPUs the model knows, so two blocks share an SM.

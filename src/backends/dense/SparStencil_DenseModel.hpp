@@ -45,8 +45,17 @@ PackedA pack_dense(const KernelMatrix& a, const ColumnOrder& order, Precision pr
 /// The A' entry at (row, k) a dense plan holds, in the operand format.
 double unpack_dense(const PackedA& packed, Precision precision, int row, int k);
 
-/// Shared memory a block of the plan takes: its image in the storage format (where its
-/// results are staged too), then the run table and the tile offsets (ints).
+/// Whether a float-grid plan's blocks copy their float values as they are beside the
+/// 16-bit image (every chunk in flight) and then round them into it: where the shared
+/// memory a block may take (max_shared_bytes) holds both; else each value is rounded as it
+/// is loaded (a few chunks in flight a thread), and blocks keep their size.
+bool copies_beside(const Plan& plan);
+/// Bytes of a block's shared memory before its tables: the image in the operand format
+/// (and the float values beside it: copies_beside), where the results are then staged in
+/// the grids' format (grid_format: float grids stage 4-byte results).
+std::size_t image_region_bytes(const Plan& plan);
+/// Shared memory a block of the plan takes: image_region_bytes, then the run table and the
+/// tile offsets (ints).
 std::size_t shared_bytes(const Plan& plan);
 
 /// The tile of a dense plan: a row of 16 outputs along the fastest axis (1 x ... x 16).

@@ -72,7 +72,7 @@ struct KokkosBackend {
 
   /// Storage precision: sums in float for half_t and float, double for double.
   template <class T>
-  static std::optional<Precision> precision(bool /*asked*/) {
+  static std::optional<Precision> precision(Precision /*floats*/) {
     if constexpr (std::is_same_v<T, double>) return Precision::f64;
     else if constexpr (std::is_same_v<T, float>) return Precision::f32;
     else return has_distinct_half ? Precision::f16 : Precision::f32;

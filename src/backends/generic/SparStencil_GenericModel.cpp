@@ -158,7 +158,7 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   const int D     = static_cast<int>(r.grid.size());
   const int R     = shape.radius;
   const int t     = r.steps;
-  const int bytes = storage_bytes(r.precision);
+  const int bytes = storage_bytes(grid_format(r.precision, r.float_grids));
   if (!d.gpu || D < 2 || shape.streaming_only || t > stream_temporal_depth(D, R)) return std::nullopt;
   const bool plane          = D == 2;
   const double memory       = 2.0 * bytes / (d.memory_bytes_per_s * (plane ? 1.0 : 0.865));
@@ -222,7 +222,7 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
                                                         : precision_rate * (r.precision == Precision::f64 ? e.compute_f64 : e.compute);
   const double fused_rate     = shape && !shape->streaming_only ? rate : runtime_rate;
   const double flops_per_step = points * 2.0 * static_cast<double>(term_count(r.stencil));
-  const int bytes             = storage_bytes(r.precision);
+  const int bytes             = storage_bytes(grid_format(r.precision, r.float_grids));
   const double bandwidth      = d.memory_bytes_per_s * (bytes == 2 ? e.memory_16bit : e.memory);
   // Under walls a step computes the interior box; fixed_rim then launches over the rim
   // (interior leaves it alone; periodic steps run the streaming kernels, whose reads wrap,
@@ -267,8 +267,8 @@ class Model final : public BackendModel {
   std::string_view name() const override { return "generic"; }
   bool plain_cores() const override { return true; }
 
-  /// Every request: it runs any stencil on any device (tf32 requests as float Views summed
-  /// in f32, more accurate than asked).
+  /// Every request: it runs any stencil on any device (tf32 requests and f16/bf16 ones on
+  /// float grids as float Views summed in f32, more accurate than asked).
   std::optional<std::string> cannot_run(const PlanRequest&) const override { return std::nullopt; }
 
   Bids bid(const PlanRequest& r, const Plan& base, double) const override {

@@ -25,6 +25,9 @@ struct PlanRequest {
   AnyStencil stencil = Stencil<1>({{{0}, 1.0}});  ///< one step
   std::vector<long> grid;                         ///< extents, one per dimension (plan order: last fastest)
   Precision precision = Precision::f16;
+  /// f16/bf16 operands read from grids of float (float Views multiplied as 16-bit
+  /// operands where the user asked: Options::float_operands); results stored as float.
+  bool float_grids    = false;
   std::string device  = "h100";
   int steps           = 1;  ///< steps fused into one launch
   Boundary boundary   = Boundary::periodic;

@@ -17,6 +17,12 @@ const char* to_string(Precision p);
 Precision precision_from_string(std::string_view text);
 /// Bytes one grid value occupies in memory.
 int storage_bytes(Precision p);
+/// The format a plan's grids hold their values in: float where f16 or bf16 operands are
+/// read from float grids (`float_grids`: rounded as the executor reads them, results
+/// stored as float) and for tf32 operands, else the operand format itself.
+inline Precision grid_format(Precision operands, bool float_grids) {
+  return float_grids || operands == Precision::tf32 ? Precision::f32 : operands;
+}
 /// The largest finite value a grid of this precision stores (f16 65504; tf32 grids store
 /// float, but values past tf32's largest, (2 - 2^-10) 2^127, become infinite operands), and the largest its sums and weights hold on the plain cores (float for the
 /// 16- and 32-bit precisions, double for f64).

@@ -110,7 +110,8 @@ struct Plan {
   AnyStencil stencil  = Stencil<1>({{{0}, 1.0}});  ///< what one launch applies: fuse(original, fused_steps)
   int fused_steps     = 1;
   Boundary boundary   = Boundary::periodic;
-  Precision precision = Precision::f16;
+  Precision precision = Precision::f16;  ///< the operand format (what is multiplied)
+  bool float_grids    = false;  ///< f16/bf16 operands read from float grids (PlanRequest::float_grids)
   std::string device;
   std::vector<long> grid;
   std::string backend = "generic";  ///< the backend that runs the plan (its registered name)
@@ -172,6 +173,8 @@ struct Plan {
 
 /// Whether the plan has a matrix form (a tile and A').
 inline bool has_matrix_form(const Plan& plan) { return !plan.tile.empty(); }
+/// The format of the plan's grids (f32 for tf32 and float_grids plans).
+inline Precision grid_format(const Plan& plan) { return grid_format(plan.precision, plan.float_grids); }
 
 /// The shared-memory image of a matrix-form plan's block (tile, radius, tiles_per_block
 /// and precision set): the block plus its halo, `shared_lead` points before the block

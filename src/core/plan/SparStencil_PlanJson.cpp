@@ -152,6 +152,8 @@ class Reader {
     p.fused_steps = int_value(at("fused_steps"), "fused_steps");
     p.boundary    = name_of("boundary", [](const std::string& v) { return boundary_from_string(v); });
     p.precision   = name_of("precision", [](const std::string& v) { return precision_from_string(v); });
+    // Plans written before float grids were planned read grids of their operand format.
+    p.float_grids = j.contains("float_grids") && boolean(j.at("float_grids"), "float_grids");
     p.device      = text(at("device"), "device");
     p.grid        = integers<long>(at("grid"), "grid", LONG_MIN, LONG_MAX);
     p.backend     = text(at("backend"), "backend");
@@ -247,6 +249,7 @@ std::string to_json(const Plan& p) {
       {"fused_steps", p.fused_steps},
       {"boundary", to_string(p.boundary)},
       {"precision", to_string(p.precision)},
+      {"float_grids", p.float_grids},
       {"device", p.device},
       {"grid", p.grid},
       {"backend", p.backend},

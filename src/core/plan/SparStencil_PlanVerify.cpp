@@ -74,6 +74,9 @@ class Verifier {
       points *= n;
     }
     if (p.fused_steps < 1) fail("fused_steps", p.fused_steps, " is below 1");
+    if (p.float_grids && p.precision != Precision::f16 && p.precision != Precision::bf16) {
+      fail("float_grids", "set for ", to_string(p.precision), " operands: float grids are read as f16 or bf16");
+    }
     const std::vector<int> original_radius = radius(p.original), fused_radius = radius(p.stencil);
     const int reach = *std::max_element(original_radius.begin(), original_radius.end());
     if (static_cast<long>(p.fused_steps) * reach > max_supported_radius) {
@@ -160,6 +163,7 @@ class Verifier {
       if (p.runs.empty()) fail("runs", "empty, but dense plans read B' in row runs");
       return;
     }
+    if (p.float_grids) fail("float_grids", "set, but the sparse executor reads grids of its operand format");
     const bool tf32 = p.precision == Precision::tf32;
     if (p.precision != Precision::f16 && p.precision != Precision::bf16 && !tf32) {
       fail("precision", "matrix-form plans multiply f16, bf16 or tf32 operands, not ", to_string(p.precision));

@@ -60,15 +60,22 @@ std::string number(double v) {
 }
 
 /// Values the precision's formats cannot hold: every weight (one step's and the fused
-/// stencil's) within what its sums hold, and the worst-case output of one launch, the
-/// fused weights' |sum| times the inputs' magnitude, within what its grids store. Refused,
+/// stencil's) within what its sums hold, the worst-case output of one launch, the fused
+/// weights' |sum| times the inputs' magnitude, within what its grids store, and where
+/// float grids are read as 16-bit operands, the inputs within the operand format. Refused,
 /// or where the request allows it, written into the plan's warnings.
 void check_range(const PlanRequest& r, Plan& p) {
   if (!(r.input_magnitude >= 0) || !std::isfinite(r.input_magnitude)) {
     impl::fail("make_plan", "input magnitude ", r.input_magnitude, " must be a finite number >= 0");
   }
   std::vector<std::string> problems;
-  const double summed = largest_summed(r.precision), stored = largest_stored(r.precision);
+  const double summed = largest_summed(r.precision);
+  const double stored = largest_stored(r.float_grids ? Precision::f32 : r.precision);
+  if (r.float_grids && r.input_magnitude > largest_stored(r.precision)) {
+    problems.push_back("input magnitude " + number(r.input_magnitude) + " passes " + to_string(r.precision) +
+                       "'s largest value " + number(largest_stored(r.precision)) +
+                       " (float grids read as " + to_string(r.precision) + " operands)");
+  }
   for (const AnyStencil* s : {&p.original, &p.stencil}) {
     if (s == &p.stencil && r.steps == 1) break;  // the same stencil
     const double largest = weight_sizes(*s).second;
@@ -82,7 +89,8 @@ void check_range(const PlanRequest& r, Plan& p) {
   if (worst > stored) {
     problems.push_back("the worst-case output " + number(worst) + " (sum of |weights|" +
                        (r.steps > 1 ? " of the " + std::to_string(r.steps) + " fused steps" : std::string()) +
-                       " x input magnitude " + number(r.input_magnitude) + ") passes " + to_string(r.precision) +
+                       " x input magnitude " + number(r.input_magnitude) + ") passes " +
+                       (r.float_grids ? std::string("float grids") : std::string(to_string(r.precision))) +
                        "'s largest value " + number(stored));
   }
   if (problems.empty()) return;
@@ -102,6 +110,10 @@ Plan base_plan(const PlanRequest& r) {
     impl::fail("make_plan", "grid has ", r.grid.size(), " extents but the stencil is ", dimension(r.stencil), "-D");
   }
   if (r.steps < 1) impl::fail("make_plan", "fused step count ", r.steps, " must be at least 1");
+  if (r.float_grids && r.precision != Precision::f16 && r.precision != Precision::bf16) {
+    impl::fail("make_plan", "float grids are read as f16 or bf16 operands, not ", to_string(r.precision),
+               " (tf32 operands read float grids without it; f32 and f64 are the grids' own formats)");
+  }
   for (std::size_t a = 0; a < r.grid.size(); ++a) {
     if (r.grid[a] > max_extent) {
       impl::fail("make_plan", "grid extent ", r.grid[a], " along axis ", a, " passes ", max_extent,
@@ -116,6 +128,7 @@ Plan base_plan(const PlanRequest& r) {
   p.fused_steps = r.steps;
   p.boundary    = r.boundary;
   p.precision   = r.precision;
+  p.float_grids = r.float_grids;
   p.device      = r.device;
   p.grid        = r.grid;
   p.redundancy  = static_cast<double>(term_count(p.stencil)) / (r.steps * static_cast<double>(term_count(r.stencil)));

@@ -94,15 +94,20 @@ namespace sparstencil {
 ///   |computed - exact| <= factor * sum_k |w_k| |in(x + o_k)| + floor * max |in|
 /// f16/bf16/tf32 operands: factor = u_op (weights rounded) + u_in (inputs rounded to the
 /// operand format; 0 where storage already is that format) + (terms + 2) 2^-24 (f32 sums)
-/// + u_store, `floor` covering weights that fall below the format's normal range (f16
-/// subnormals); f64 operands summed in f64: (terms + 2) 2^-53.
+/// + u_store, `floor` covering weights (and inputs read from float grids) that fall below
+/// the format's normal range (f16 subnormals, values of order 1); f64 operands summed in
+/// f64: (terms + 2) 2^-53. `float_grids`: f16/bf16 operands read from float grids, results
+/// stored as float.
 struct ErrorBound {
   double factor = 0;
   double floor  = 0;
 };
-inline ErrorBound matrix_step_error_bound(Precision p, std::size_t terms) {
+inline ErrorBound matrix_step_error_bound(Precision p, std::size_t terms, bool float_grids = false) {
   const double n        = static_cast<double>(terms);
   const double f32_sums = (n + 2.0) * 0x1p-24;
+  if (float_grids && p == Precision::f16) return {0x1p-11 + 0x1p-11 + f32_sums + 0x1p-24, (2 * n + 1) * 0x1p-25};
+  if (float_grids && p == Precision::bf16) return {0x1p-8 + 0x1p-8 + f32_sums + 0x1p-24, 0.0};
+  if (float_grids) impl::fail("matrix_step_error_bound", "float grids are read as f16 or bf16, not ", to_string(p));
   switch (p) {
     case Precision::f16: return {0x1p-11 + f32_sums + 0x1p-11, (n + 1) * 0x1p-25};
     case Precision::bf16: return {0x1p-8 + f32_sums + 0x1p-8, 0.0};
