@@ -188,10 +188,11 @@ TEST(DenseExecutor, UnitsOfEveryGroupCount) {
   }
 }
 
-/// f16 and bf16 operands read from float grids (inputs rounded in the copy, results
-/// staged and stored as float): the presets under every boundary on odd and aligned
-/// grids, large boxes, strided grids and units of every group count (the float staging
-/// of every block shape).
+/// f16 and bf16 operands read from float grids (results staged and stored as float): the
+/// presets under every boundary on odd and aligned grids, large boxes, strided grids and
+/// units of every group count (the float staging of every block shape), with the float
+/// values copied beside the image (the presets, 2-D boxes) and rounded as they are loaded
+/// (a 7 x 7 x 7 box; a radius-10 box planned for the A100's smaller blocks).
 TEST(DenseExecutor, FloatGridsAsSixteenBitOperands) {
   SKIP_WITHOUT_DENSE_GPU();
   auto on_float = [](PlanRequest r) {
@@ -209,7 +210,17 @@ TEST(DenseExecutor, FloatGridsAsSixteenBitOperands) {
       }, any);
     }
     expect_gpu_matches<2>(on_float(dense_request<2>(random_box<2>(rng, 7), p, Boundary::fixed_rim, {131, 301})), ++seed);
-    expect_gpu_matches<3>(on_float(dense_request<3>(random_box<3>(rng, 3), p, Boundary::interior, {13, 37, 71})), ++seed);
+    for (Boundary b : all_boundaries) {
+      const Plan box3 = on_float(dense_request<3>(random_box<3>(rng, 3), p, b, {13, 37, 71}));
+      ASSERT_FALSE(dense::copies_beside(box3));
+      expect_gpu_matches<3>(box3, ++seed);
+      PlanRequest wide = dense_request<2>(random_box<2>(rng, 10), p, b, {67, 301});
+      wide.device      = "a100";
+      const Plan box2  = on_float(wide);
+      ASSERT_FALSE(dense::copies_beside(box2));
+      expect_gpu_matches<2>(box2, ++seed);
+      if (b == Boundary::periodic) expect_gpu_matches<3>(box3, ++seed, {37 * 80 + 3, 80, 1}, {37 * 71 * 2, 71 * 2, 2});
+    }
     expect_gpu_matches<2>(on_float(dense_request<2>(presets::box_2d49p(), p, Boundary::interior, {37, 211})), ++seed,
                           {2 * 211, 1}, {211 + 5, 1});
     expect_gpu_matches<3>(on_float(dense_request<3>(presets::heat_3d(), p, Boundary::periodic, {9, 21, 70})), ++seed,

@@ -270,6 +270,9 @@ TEST(SparseExecutor, ClearErrors) {
   EXPECT_ERROR_MENTIONS(executor.apply(nullptr, base, nullptr), "null");
   EXPECT_ERROR_MENTIONS(executor.apply(base, {64}, base + 4096, {64, 1}), "need 2 strides");
   EXPECT_ERROR_MENTIONS(executor.apply(base, {64, 0}, base + 4096, {64, 1}), "positive");
+  Plan on_float        = make_plan(r);  // a plan made by hand: the planner gives none
+  on_float.float_grids = true;
+  EXPECT_ERROR_MENTIONS(cuda_sptc::SparseExecutor{on_float}, "float grids");
 }
 
 }  // namespace

@@ -333,6 +333,7 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
   if (!has_sparse_operands(plan.precision)) {
     fail("SparseExecutor", "precision ", to_string(plan.precision), " has no sparse tensor-core form");
   }
+  if (plan.float_grids) fail("SparseExecutor", "the plan reads float grids: the sparse executor reads grids of its operand format");
   const int D = plan.dims();
   if (D < 1 || D > 3) fail("SparseExecutor", "the plan is ", D, "-D; 1-D to 3-D are supported");
 

@@ -1,9 +1,10 @@
 #pragma once
 /// The dense matrix-core executor, raw API: runs a dense Plan on device pointers with
 /// element strides, on a stream. Needs no Kokkos. One source builds for NVIDIA (CUDA,
-/// sm_80+: mma.sync) and AMD (HIP, gfx90a+: MFMA). Storage follows the plan's precision:
+/// sm_80+: mma.sync) and AMD (HIP, gfx90a+: MFMA). Storage follows grid_format(plan):
 /// f16 grids hold IEEE half values, bf16 grids bfloat16, f64 grids double, tf32 grids
-/// float (multiplied as tf32, summed in f32; NVIDIA only).
+/// float (multiplied as tf32, summed in f32; NVIDIA only), and plans with float_grids
+/// float (rounded to their f16/bf16 operands, results stored as float).
 ///
 ///   sparstencil::dense::DenseExecutor run(plan);     // checks, uploads A' and tables
 ///   run.apply(d_in, in_strides, d_out, out_strides, stream);

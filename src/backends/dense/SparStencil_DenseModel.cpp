@@ -122,7 +122,8 @@ Prediction predict_dense(const Plan& p) {
   // Shared memory: the image written and the results staged once, and per unit the
   // image's operand read (B: k x n values; with the image as A: m x k).
   const double read_per_unit = image_a ? p.mma.m * p.mma.k : p.mma.k * p.mma.n;
-  const double staged        = image_values * bytes + static_cast<double>(points) * grid_bytes;
+  const double copied        = copies_beside(p) ? image_values * grid_bytes : 0.0;  // written, read once more
+  const double staged        = image_values * bytes + copied + static_cast<double>(points) * grid_bytes;
   pr.shared_seconds = (2 * staged + units * read_per_unit * bytes) / d.shared_bytes_per_s;
   finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
   return pr;
@@ -246,7 +247,7 @@ std::optional<std::string> why_not(const PlanRequest& r) {
   if (!device.has_dense_matrix_cores()) return "device " + r.device + " has no dense matrix cores";
   if (!has_dense_operands(r.precision)) {
     return std::string("precision ") + to_string(r.precision) +
-           " has no dense matrix-core form (f16, bf16, tf32 or f64; float fields run as tf32 where asked)";
+           " has no dense matrix-core form (f16, bf16, tf32 or f64; float fields run as tf32, f16 or bf16 where asked)";
   }
   if (dense_rate(device, r.precision) <= 0) return "device " + r.device + " has no " + to_string(r.precision) + " matrix cores";
   // A' holds the (fused) weights in the operand format: one it cannot hold would be inf.
@@ -255,6 +256,14 @@ std::optional<std::string> why_not(const PlanRequest& r) {
     char text[160];
     std::snprintf(text, sizeof text, "a%s weight of magnitude %.6g passes the %s operands' largest value %.6g",
                   r.steps > 1 ? " fused" : "", largest, to_string(r.precision), largest_stored(r.precision));
+    return std::string(text);
+  }
+  // Float grids are rounded to the operands as they are read: inputs past them would be inf.
+  if (r.float_grids && r.input_magnitude > largest_stored(r.precision)) {
+    char text[200];
+    std::snprintf(text, sizeof text, "input magnitude %.6g passes the %s operands' largest value %.6g (float grids "
+                  "read as %s)", r.input_magnitude, to_string(r.precision), largest_stored(r.precision),
+                  to_string(r.precision));
     return std::string(text);
   }
   if (r.steps > 1 && r.boundary != Boundary::periodic) {

@@ -60,10 +60,10 @@ std::string number(double v) {
 }
 
 /// Values the precision's formats cannot hold: every weight (one step's and the fused
-/// stencil's) within what its sums hold, the worst-case output of one launch, the fused
-/// weights' |sum| times the inputs' magnitude, within what its grids store, and where
-/// float grids are read as 16-bit operands, the inputs within the operand format. Refused,
-/// or where the request allows it, written into the plan's warnings.
+/// stencil's) within what its sums hold, and the worst-case output of one launch, the
+/// fused weights' |sum| times the inputs' magnitude, within what its grids store (float
+/// grids: float). Refused, or where the request allows it, written into the plan's
+/// warnings. (Weights and inputs past a backend's operands: that backend's cannot_run.)
 void check_range(const PlanRequest& r, Plan& p) {
   if (!(r.input_magnitude >= 0) || !std::isfinite(r.input_magnitude)) {
     impl::fail("make_plan", "input magnitude ", r.input_magnitude, " must be a finite number >= 0");
@@ -71,11 +71,6 @@ void check_range(const PlanRequest& r, Plan& p) {
   std::vector<std::string> problems;
   const double summed = largest_summed(r.precision);
   const double stored = largest_stored(r.float_grids ? Precision::f32 : r.precision);
-  if (r.float_grids && r.input_magnitude > largest_stored(r.precision)) {
-    problems.push_back("input magnitude " + number(r.input_magnitude) + " passes " + to_string(r.precision) +
-                       "'s largest value " + number(largest_stored(r.precision)) +
-                       " (float grids read as " + to_string(r.precision) + " operands)");
-  }
   for (const AnyStencil* s : {&p.original, &p.stencil}) {
     if (s == &p.stencil && r.steps == 1) break;  // the same stencil
     const double largest = weight_sizes(*s).second;
