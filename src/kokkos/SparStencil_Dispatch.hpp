@@ -103,14 +103,11 @@ PlanRequest request_for(const char* function, const ExecSpace& space, const Sten
   }
   constexpr bool float_view = std::is_same_v<T, float>;
   const bool asked          = float_view && options.float_operands != Precision::f32;
-  // 16-bit operands of float Views are read from float grids.
-  auto float_grids = [&](Precision p) { return float_view && (p == Precision::f16 || p == Precision::bf16); };
   PlanRequest r;
-  r.stencil     = in_plan_order<D, Layout>(stencil);
-  r.device      = device_name(space);
-  r.boundary    = options.boundary;
-  r.precision   = asked ? options.float_operands : storage_precision<T>();
-  r.float_grids = float_grids(r.precision);
+  r.stencil   = in_plan_order<D, Layout>(stencil);
+  r.device    = device_name(space);
+  r.boundary  = options.boundary;
+  r.precision = asked ? options.float_operands : storage_precision<T>();
   r.input_magnitude = options.input_magnitude;
   r.allow_overflow  = options.allow_overflow;
   for (int a = 0; a < D; ++a) {
@@ -132,12 +129,11 @@ PlanRequest request_for(const char* function, const ExecSpace& space, const Sten
         if (why) fail(function, "backend ", Trait::name, " cannot run here: ", *why);
         if (!precision) {
           fail(function, "backend ", Trait::name, " cannot run these Views",
-               float_view && asked ? std::string(" as ") + to_string(options.float_operands) + " operands" : "",
+               asked ? std::string(" as ") + to_string(options.float_operands) + " operands" : "",
                ": ", Trait::requirement);
         }
-        r.precision   = *precision;
-        r.float_grids = float_grids(*precision);
-        r.backends    = {std::string(Trait::name)};
+        r.precision = *precision;
+        r.backends  = {std::string(Trait::name)};
       } else if (!why && (precision == storage_precision<T>() || precision == r.precision)) {
         r.backends.emplace_back(Trait::name);
       }
@@ -147,6 +143,8 @@ PlanRequest request_for(const char* function, const ExecSpace& space, const Sten
     }
   });
   if (!named_found) fail(function, "unknown backend '", options.backend, "' (built here: ", names, ")");
+  // 16-bit operands of float Views are read from the float grids.
+  r.float_grids = float_view && (r.precision == Precision::f16 || r.precision == Precision::bf16);
   return r;
 }
 
