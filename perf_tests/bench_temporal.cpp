@@ -2,8 +2,8 @@
 // EBISU's kernels):
 //   sparstencil_bench_temporal [--steps 120] [--repeats 5] [--small] [--case NAME] [--boundary B]
 //                              [--fusion F] [--backend generic|auto|NAME]
-// Cases: heat2d-f32, heat2d-f64, box2d9-f64, box2d49-f64, heat3d-f32, box3d27-f32, heat3d-f64 and
-// box3d27-f64 (LoRAStencil's and ConvStencil's 3-D kernels), and in half
+// Cases: heat2d-f32, heat2d-f64, box2d9-f64, box2d49-f64, star2d13-f64, heat3d-f32, box3d27-f32,
+// heat3d-f64 and box3d27-f64 (LoRAStencil's and ConvStencil's 3-D kernels), and in half
 // heat2d-f16, box2d9-f16 (issue 24's fused sparse plans at walls, with --backend auto or
 // cuda_sptc) at 10240^2 / 512^3 (96^2 / 40^3 with --small), random data and the presets'
 // weights. For each, the generic executor's (or the named backend's, or with auto the
@@ -116,6 +116,7 @@ int run(int argc, char* argv[]) {
   run_case<double, 2>("heat2d-f64", presets::heat_2d(), n2, s);
   run_case<double, 2>("box2d9-f64", presets::box_2d9p(), n2, s);
   run_case<double, 2>("box2d49-f64", presets::box_2d49p(), n2, s);
+  run_case<double, 2>("star2d13-f64", presets::star_2d13p(), n2, s);
   run_case<float, 3>("heat3d-f32", presets::heat_3d(), n3, s);
   run_case<float, 3>("box3d27-f32", presets::box_3d27p(), n3, s);
   run_case<double, 3>("heat3d-f64", presets::heat_3d(), n3, s);

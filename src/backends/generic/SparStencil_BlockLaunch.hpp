@@ -22,10 +22,10 @@ struct CudaBlockTeam {
   __device__ void team_barrier() const { __syncthreads(); }
 };
 
-/// Compiled for teams of up to max_team_threads threads, two blocks an SM at least: the
-/// register budget of the Kokkos launches (InteriorLaunchBounds).
+/// Compiled for teams of up to max_team_threads threads, `Kernel::blocks_per_sm` blocks an
+/// SM at least (2: the register budget of the Kokkos launches, InteriorLaunchBounds).
 template <class Kernel>
-__global__ void __launch_bounds__(max_team_threads, 2) block_team_kernel(const Kernel kernel) {
+__global__ void __launch_bounds__(max_team_threads, Kernel::blocks_per_sm) block_team_kernel(const Kernel kernel) {
   extern __shared__ uint4 block_team_shared[];
   kernel.walk(CudaBlockTeam{}, reinterpret_cast<typename Kernel::value_type*>(block_team_shared));
 }

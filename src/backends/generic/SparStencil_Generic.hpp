@@ -134,7 +134,7 @@ class GenericExecutor {
       return config;
     }
     const int R = m_match ? m_match->radius : 0;
-    const int columns = generic::stream_temporal_span_columns(sizeof(T), config.threads_fast);
+    const int columns = generic::stream_temporal_span_columns(sizeof(T), R, config.threads_fast);
     const int rows    = D == 3 ? generic::stream_temporal_span_rows(D, config.threads_second) : INT32_MAX;
     const long bytes  = generic::stream_temporal_planes(D, steps) *
                            generic::stream_temporal_plane(D, R, sizeof(T), config.threads_fast, config.threads_second) *
@@ -143,7 +143,7 @@ class GenericExecutor {
                       columns > 2 * steps * R && rows > 2 * steps * R && (D == 3 || config.threads_second == 1) &&
                       bytes <= stream_scratch_max();
     if (runs) {
-      config.columns = generic::stream_temporal_columns(sizeof(T));
+      config.columns = generic::stream_temporal_columns(sizeof(T), R);
       return config;
     }
     const std::vector<GenericConfig> candidates = generic::fused_candidates(D, streams);
@@ -308,7 +308,7 @@ class GenericExecutor {
     const int R     = m_match->radius;
     g.lo            = Kokkos::Array<int, D>{};
     g.count         = g.extent;
-    g.tile[D - 1]   = generic::stream_temporal_span_columns(sizeof(T), config.threads_fast) - 2 * steps * R;
+    g.tile[D - 1]   = generic::stream_temporal_span_columns(sizeof(T), R, config.threads_fast) - 2 * steps * R;
     if constexpr (D == 3) g.tile[1] = generic::stream_temporal_span_rows(D, config.threads_second) - 2 * steps * R;
     for (int k = 1; k < D; ++k) g.tiles[k] = (g.extent[k] + g.tile[k] - 1) / g.tile[k];
     g.tile[0]  = config.outputs;
@@ -334,7 +334,7 @@ class GenericExecutor {
   std::function<void(const T*, T*)> prepared_stream_temporal(const ExecSpace& space, const Shape& shape,
                                                              const Geometry<D>& g, int steps, Boundary boundary) const {
     if constexpr (streams && !std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
-      constexpr int W = generic::stream_temporal_columns(sizeof(T));
+      constexpr int W = generic::stream_temporal_columns(sizeof(T), Shape::radius);
       constexpr int Y = generic::stream_temporal_rows(D);
       const int threads = g.threads_fast * g.threads_second;
       auto make         = [&](auto depth) -> std::function<void(const T*, T*)> {

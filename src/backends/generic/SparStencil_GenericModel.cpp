@@ -150,7 +150,9 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
 /// depths 2-4, each within 6%). An output point of a launch of t steps
 /// costs its memory traffic (read and write at the copy bandwidth in 2-D, 86.5% of it in
 /// 3-D) and t levels of work in issue slots (per level 6 + 2.6 a term in 2-D, 28 + 1.2 a
-/// term in 3-D; a term of 8-byte values 1.2 times that); the two overlap but for 35% (2-D)
+/// term in 3-D; a term of 8-byte values one column a thread 1.2 times that; with two
+/// columns, the radius-3 shapes, as many as 4-byte values: Box-2D49P f64 within 1%,
+/// Star-2D13P f64 11% slower than it runs); the two overlap but for 35% (2-D)
 /// or 50% (3-D) of the shorter. Both scale with the work the team's span and its chunk's
 /// warm-up add. The fastest streaming candidate that runs; nothing where none does.
 std::optional<double> stream_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,
@@ -162,19 +164,20 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   if (!d.gpu || D < 2 || shape.streaming_only || t > stream_temporal_depth(D, R)) return std::nullopt;
   const bool plane          = D == 2;
   const double memory       = 2.0 * bytes / (d.memory_bytes_per_s * (plane ? 1.0 : 0.865));
-  const double per_term     = (plane ? 2.6 : 1.2) * (bytes == 8 ? 1.2 : 1.0);
+  const bool one_wide_column = bytes == 8 && stream_temporal_columns(bytes, R) == 1;
+  const double per_term     = (plane ? 2.6 : 1.2) * (one_wide_column ? 1.2 : 1.0);
   const double level_slots  = (plane ? 6.0 : 28.0) + static_cast<double>(term_count(r.stencil)) * per_term;
   const double work_seconds = t * level_slots / (d.cuda_f32_flops / 2);
   const double overlap      = plane ? 0.35 : 0.5;
   const double per_point    = std::max(memory, work_seconds) + overlap * std::min(memory, work_seconds);
-  // Teams at once: half an SM's threads (the kernels take 72-128 registers a thread), the
+  // Teams at once: half an SM's threads (the kernels take 72-158 registers a thread), the
   // chunks cut for stream_temporal_waves times them.
   const double threads_on_device = 1024.0 * d.multiprocessors * stream_temporal_waves;
   const double scratch_most      = efficiency(d).stream_scratch_bytes;
   std::optional<double> best;
   for (const GenericConfig& c : fused_candidates(D, true)) {
     if (c.caching != GenericCaching::streaming) continue;
-    const int columns = stream_temporal_span_columns(bytes, c.threads_fast);
+    const int columns = stream_temporal_span_columns(bytes, R, c.threads_fast);
     const int rows    = stream_temporal_span_rows(D, c.threads_second);
     const double scratch = static_cast<double>(stream_temporal_planes(D, t)) *
                            static_cast<double>(stream_temporal_plane(D, R, bytes, c.threads_fast, c.threads_second)) * bytes;

@@ -124,10 +124,13 @@ constexpr int stream_temporal_depth(int dims, const impl::ShapeMatch& m) {
   const CompiledShape* s = find_compiled_shape(dims, m, false);
   return dims >= 2 && s != nullptr ? stream_temporal_depth(dims, m.radius) : 0;
 }
-/// Adjacent columns a thread owns (one vector load or store of scratch: two 2- or 4-byte
-/// values; one 8-byte value, which keeps deep double rings of sums in registers) and rows
-/// it owns in 3-D.
-SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_columns(int bytes) { return bytes == 8 ? 1 : 2; }
+/// Adjacent columns a thread owns (one vector load or store of scratch) and rows it owns in
+/// 3-D: two 2- or 4-byte values; one 8-byte value for radius 1 and 2, which keeps deep
+/// double rings of sums in registers, two from radius 3, where a thread's loads of
+/// 2R + 2 values serve twice the terms (H100, perf_tests/RESULTS.md).
+SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_columns(int bytes, int radius) {
+  return bytes == 8 && radius < 3 ? 1 : 2;
+}
 SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_rows(int dims) { return dims == 3 ? 2 : 1; }
 /// Scratch columns beside a plane's span: the radius rounded up to whole chunks of columns.
 SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_pad(int radius, int columns) {
@@ -135,8 +138,8 @@ SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_pad(int radius, int column
 }
 /// A team's span across (columns, rows; rows 1 in 2-D): the tile of outputs plus a halo
 /// of `steps` radii on each side.
-SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_span_columns(int bytes, int threads_fast) {
-  return threads_fast * stream_temporal_columns(bytes);
+SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_span_columns(int bytes, int radius, int threads_fast) {
+  return threads_fast * stream_temporal_columns(bytes, radius);
 }
 SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_span_rows(int dims, int threads_second) {
   return dims == 3 ? threads_second * stream_temporal_rows(dims) : 1;
@@ -147,7 +150,8 @@ SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_span_rows(int dims, int th
 SPARSTENCIL_HOST_DEVICE constexpr long stream_temporal_plane(int dims, int radius, int bytes, int threads_fast,
                                                               int threads_second) {
   return static_cast<long>(dims == 3 ? stream_temporal_span_rows(dims, threads_second) + 2 * radius : 1) *
-         (stream_temporal_span_columns(bytes, threads_fast) + 2 * stream_temporal_pad(radius, stream_temporal_columns(bytes)));
+         (stream_temporal_span_columns(bytes, radius, threads_fast) +
+          2 * stream_temporal_pad(radius, stream_temporal_columns(bytes, radius)));
 }
 SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_input_planes(int dims) { return dims == 2 ? 8 : 4; }
 SPARSTENCIL_HOST_DEVICE constexpr long stream_temporal_planes(int dims, int steps) {

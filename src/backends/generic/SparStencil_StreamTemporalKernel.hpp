@@ -69,8 +69,12 @@ struct StreamTemporalKernel {
   /// flight ahead of it; generic::stream_temporal_planes).
   static constexpr int input_slots = generic::stream_temporal_input_planes(D);
   static constexpr int ahead       = input_slots - 2;
-  static_assert(generic::stream_temporal_columns(sizeof(T)) == W && generic::stream_temporal_rows(D) == Y,
+  static_assert(generic::stream_temporal_columns(sizeof(T), R) == W && generic::stream_temporal_rows(D) == Y,
                 "the kernel owns the columns and rows the model counts");
+  /// Blocks an SM the registers are budgeted for as a CUDA block (BlockLaunch): 2, but 1
+  /// for double rows of two columns (radius 3), whose rings of sums want more than the 128
+  /// registers two blocks of 256 threads leave (H100, perf_tests/RESULTS.md).
+  static constexpr int blocks_per_sm = sizeof(T) == 8 && W == 2 ? 1 : 2;
   /// Scratch columns left and right of a plane's span, so reads of its first and last
   /// columns stay inside and chunks stay aligned.
   static constexpr int pad    = generic::stream_temporal_pad(R, W);
@@ -87,7 +91,7 @@ struct StreamTemporalKernel {
 
   /// A plane's span across (the team's columns and rows) and its scratch layout.
   KOKKOS_INLINE_FUNCTION static int span_columns(const Geometry<D>& g) {
-    return generic::stream_temporal_span_columns(sizeof(T), g.threads_fast);
+    return generic::stream_temporal_span_columns(sizeof(T), R, g.threads_fast);
   }
   KOKKOS_INLINE_FUNCTION static int span_rows(const Geometry<D>& g) {
     return generic::stream_temporal_span_rows(D, g.threads_second);
