@@ -63,12 +63,19 @@ double unit_overhead(Precision p, int batch, int dims, bool image_as_a) {
 /// single steps (perf_tests/RESULTS.md, 2026-11-25). 1-D rows are long, contiguous copies;
 /// 3-D blocks issue-bind (the copy and staging of their many short image rows run with a
 /// third of each warp's lanes active: Nsight Compute, Heat-3D f16), f16 more than f64.
-double copy_efficiency(int dims, Precision p) {
+/// 2-D float grids (16-bit operands read from 4-byte values): fitted on the 3 x 3 and
+/// 7 x 7 boxes (0.80 and 0.70 measured on the H100); in 1-D and 3-D the 16-bit plans'
+/// shares, unmeasured.
+double copy_efficiency(int dims, Precision p, bool float_grids) {
   const bool wide = p == Precision::f64;
   if (dims == 1) return wide ? 0.77 : 0.55;
   if (dims == 3) return wide ? 0.45 : 0.23;
-  return 0.6;
+  return float_grids ? 0.75 : 0.6;
 }
+
+/// Values of float grids an SM rounds into a 16-bit image a cycle where they are copied
+/// beside it (copies_beside; H100, perf_tests/RESULTS.md).
+constexpr double rounded_per_cycle = 3.8;
 
 /// Tiles a block holds at most: one unit a wave (block_threads / 32 NVIDIA warps of 8
 /// tiles a group, or block_threads / 64 AMD waves of 16: 64 tiles a group a wave either way).
@@ -115,10 +122,15 @@ Prediction predict_dense(const Plan& p) {
   const double bytes      = storage_bytes(p.precision), grid_bytes = storage_bytes(grid_format(p));
   Prediction pr;
   const bool image_a      = runs_image_as_a(p);
-  pr.compute_seconds   = flops / rate * unit_overhead(p.precision, batch, p.dims(), image_a) * waves / busy;
   const double image_values = static_cast<double>(blocks) * image_points;
+  // Float grids copied beside the image are rounded into it in a pass of its own, after
+  // the copy lands and before the block multiplies: SM work its units wait for, at
+  // `rounded_per_cycle` values a cycle an SM (fitted on the 15 x 15 box, f16 and bf16).
+  const double rounding_rate = rounded_per_cycle * d.multiprocessors * d.clock_ghz * 1e9;
+  const double rounding      = copies_beside(p) ? image_values / rounding_rate : 0.0;
+  pr.compute_seconds = flops / rate * unit_overhead(p.precision, batch, p.dims(), image_a) * waves / busy + rounding;
   const double touched      = (image_values + static_cast<double>(points)) * grid_bytes;
-  pr.memory_seconds         = touched / (copy_efficiency(p.dims(), p.precision) * d.memory_bytes_per_s);
+  pr.memory_seconds         = touched / (copy_efficiency(p.dims(), p.precision, p.float_grids) * d.memory_bytes_per_s);
   // Shared memory: the image written and the results staged once, and per unit the
   // image's operand read (B: k x n values; with the image as A: m x k).
   const double read_per_unit = image_a ? p.mma.m * p.mma.k : p.mma.k * p.mma.n;
