@@ -123,18 +123,19 @@ Prediction predict_dense(const Plan& p) {
   Prediction pr;
   const bool image_a      = runs_image_as_a(p);
   const double image_values = static_cast<double>(blocks) * image_points;
+  const bool beside         = copies_beside(p);
   // Float grids copied beside the image are rounded into it in a pass of its own, after
   // the copy lands and before the block multiplies: SM work its units wait for, at
   // `rounded_per_cycle` values a cycle an SM (fitted on the 15 x 15 box, f16 and bf16).
   const double rounding_rate = rounded_per_cycle * d.multiprocessors * d.clock_ghz * 1e9;
-  const double rounding      = copies_beside(p) ? image_values / rounding_rate : 0.0;
+  const double rounding      = beside ? image_values / rounding_rate : 0.0;
   pr.compute_seconds = flops / rate * unit_overhead(p.precision, batch, p.dims(), image_a) * waves / busy + rounding;
   const double touched      = (image_values + static_cast<double>(points)) * grid_bytes;
   pr.memory_seconds         = touched / (copy_efficiency(p.dims(), p.precision, p.float_grids) * d.memory_bytes_per_s);
   // Shared memory: the image written and the results staged once, and per unit the
   // image's operand read (B: k x n values; with the image as A: m x k).
   const double read_per_unit = image_a ? p.mma.m * p.mma.k : p.mma.k * p.mma.n;
-  const double copied        = copies_beside(p) ? image_values * grid_bytes : 0.0;  // written, read once more
+  const double copied        = beside ? image_values * grid_bytes : 0.0;  // written, read once more
   const double staged        = image_values * bytes + copied + static_cast<double>(points) * grid_bytes;
   pr.shared_seconds = (2 * staged + units * read_per_unit * bytes) / d.shared_bytes_per_s;
   finish_prediction(pr, d.launch_seconds, points, p.fused_steps);

@@ -150,11 +150,10 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
 /// depths 2-4, each within 6%). An output point of a launch of t steps
 /// costs its memory traffic (read and write at the copy bandwidth in 2-D, 86.5% of it in
 /// 3-D) and t levels of work in issue slots (per level 6 + 2.6 a term in 2-D, 28 + 1.2 a
-/// term in 3-D; a term of 8-byte values one column a thread 1.2 times that; with two
-/// columns, the radius-3 shapes, as many as 4-byte values: Box-2D49P f64 within 1%,
-/// Star-2D13P f64 11% slower than it runs); the two overlap but for 35% (2-D)
-/// or 50% (3-D) of the shorter. Both scale with the work the team's span and its chunk's
-/// warm-up add. The fastest streaming candidate that runs; nothing where none does.
+/// term in 3-D; a term of 8-byte values 1.2 times that where a thread owns one column, as
+/// many as a 4-byte value's where it owns two: the radius-3 shapes); the two overlap but
+/// for 35% (2-D) or 50% (3-D) of the shorter. Both scale with the work the team's span and
+/// its chunk's warm-up add. The fastest streaming candidate that runs; nothing where none does.
 std::optional<double> stream_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,
                                               const CompiledShape& shape) {
   const int D     = static_cast<int>(r.grid.size());
