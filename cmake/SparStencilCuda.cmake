@@ -34,18 +34,24 @@ if(SparStencil_KOKKOS_HAS_CUDA AND NOT SparStencil_ENABLE_CUDA_SPTC)
                  "CUDA Views run on the generic executor")
 endif()
 
-# The dense matrix-core backend's executor: nvcc where CUDA is enabled; its HIP build is
-# compiled with hipcc (Debian's, for gfx90a) wherever hipcc is found.
+# The dense matrix-core backend's executor, one source for both vendors: built with nvcc
+# where CUDA is enabled; built with hipcc, the C++ compiler of a Kokkos with HIP, for
+# Kokkos' AMD architecture where Kokkos has HIP (HIP Views then dispatch to it); and where
+# neither, compiled for gfx90a wherever hipcc is (a check: the object is built, nothing
+# links it).
 include(CMakeDependentOption)
+cmake_dependent_option(SparStencil_ENABLE_DENSE_HIP "Build the dense matrix-core executor with HIP (Kokkos with HIP)" ON
+                       "SparStencil_KOKKOS_HAS_HIP" OFF)
 cmake_dependent_option(SparStencil_ENABLE_DENSE_CUDA "Build the dense matrix-core executor with CUDA" ON
-                       "SparStencil_ENABLE_CUDA_SPTC" OFF)
+                       "SparStencil_ENABLE_CUDA_SPTC;NOT SparStencil_ENABLE_DENSE_HIP" OFF)
 find_program(SparStencil_HIPCC hipcc)
 set(_sparstencil_hip_default OFF)
-if(SparStencil_HIPCC)
+if(SparStencil_HIPCC AND NOT SparStencil_ENABLE_DENSE_HIP)
   set(_sparstencil_hip_default ON)
 endif()
 option(SparStencil_HIP_COMPILE_CHECK "Compile the dense executor for AMD gfx90a with hipcc" ${_sparstencil_hip_default})
 if(SparStencil_HIP_COMPILE_CHECK AND NOT SparStencil_HIPCC)
   message(FATAL_ERROR "SparStencil_HIP_COMPILE_CHECK=ON but hipcc was not found")
 endif()
-message(STATUS "SparStencil: dense executor CUDA ${SparStencil_ENABLE_DENSE_CUDA}, HIP compile check ${SparStencil_HIP_COMPILE_CHECK}")
+message(STATUS "SparStencil: dense executor CUDA ${SparStencil_ENABLE_DENSE_CUDA}, HIP ${SparStencil_ENABLE_DENSE_HIP}, "
+               "HIP compile check ${SparStencil_HIP_COMPILE_CHECK}")

@@ -1,8 +1,8 @@
 #pragma once
-/// A Launcher (SparStencil_KokkosBackend.hpp) for the raw-API CUDA executors (cuda_sptc,
+/// A Launcher (SparStencil_KokkosBackend.hpp) for the raw-API GPU executors (cuda_sptc,
 /// dense): the executor built once from the plan, each launch handing it the Views'
 /// pointers and strides in the plan's axis order (LayoutLeft reversed) and the space's
-/// CUDA stream. RawExecutorTrait: the members those executors' Kokkos traits share.
+/// CUDA or HIP stream. RawExecutorTrait: the members those executors' Kokkos traits share.
 #include <Kokkos_Core.hpp>
 
 #include <memory>
@@ -11,8 +11,15 @@
 
 #include "SparStencil_KokkosBackend.hpp"
 
-#if defined(KOKKOS_ENABLE_CUDA)
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
 namespace sparstencil::impl {
+
+/// The runtime stream a device execution space enqueues on.
+#if defined(KOKKOS_ENABLE_CUDA)
+inline cudaStream_t native_stream(const Kokkos::Cuda& space) { return space.cuda_stream(); }
+#else
+inline hipStream_t native_stream(const Kokkos::HIP& space) { return space.hip_stream(); }
+#endif
 
 template <int D, class Executor, class ExecSpace, class InView, class OutView>
 class StridedLauncher final : public Launcher<ExecSpace, InView, OutView> {
@@ -27,7 +34,7 @@ class StridedLauncher final : public Launcher<ExecSpace, InView, OutView> {
       in_strides[a]  = static_cast<long>(in.stride(axis));
       out_strides[a] = static_cast<long>(out.stride(axis));
     }
-    m_executor.apply(in.data(), in_strides, out.data(), out_strides, space.cuda_stream());
+    m_executor.apply(in.data(), in_strides, out.data(), out_strides, native_stream(space));
   }
   std::string describe() const override { return m_executor.describe(); }
   bool capturable() const override { return true; }

@@ -74,6 +74,10 @@ std::uintptr_t space_key(const ExecSpace& space) {
   if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
     return reinterpret_cast<std::uintptr_t>(space.cuda_stream()) ^ static_cast<std::uintptr_t>(space.cuda_device());
   }
+#elif defined(KOKKOS_ENABLE_HIP)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) {
+    return reinterpret_cast<std::uintptr_t>(space.hip_stream()) ^ static_cast<std::uintptr_t>(space.hip_device());
+  }
 #endif
   (void)space;
   return 0;

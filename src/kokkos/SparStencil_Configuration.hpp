@@ -35,8 +35,10 @@ inline void print_configuration(std::ostream& out) {
 #endif
 #if defined(SPARSTENCIL_ENABLE_DENSE_CUDA)
   out << "  dense executor: built (CUDA)\n";
+#elif defined(SPARSTENCIL_ENABLE_DENSE_HIP)
+  out << "  dense executor: built (HIP)\n";
 #else
-  out << "  dense executor: not built (no CUDA compiler at configure time)\n";
+  out << "  dense executor: not built (no CUDA compiler and no Kokkos with HIP at configure time)\n";
 #endif
   out << "  Kokkos " << KOKKOS_VERSION / 10000 << "." << KOKKOS_VERSION / 100 % 100 << "." << KOKKOS_VERSION % 100
       << ", default execution space " << Space::name() << "\n";

@@ -19,6 +19,8 @@
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
+#elif defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime_api.h>
 #endif
 
 namespace sparstencil::impl {
@@ -34,29 +36,46 @@ void for_each_backend(F&& f) {
   std::apply([&](auto... trait) { (f(trait), ...); }, KokkosBackends{});
 }
 
+/// What `describe(device)` gives for a GPU, asked once per device (thread-safe).
+template <class Describe>
+const std::string& described_once(int device, Describe describe) {
+  static std::mutex mutex;
+  static std::map<int, std::string> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(device); it != known.end()) return it->second;
+  return known.emplace(device, describe(device)).first->second;
+}
+
 /// The device an execution space runs on, by the name of its description
 /// (device_description): CUDA compute capability 9.x "h100" (an H200 "h200"), 8.x
-/// "a100", other GPUs "gpu", host spaces "cpu". Queried once per CUDA device.
+/// "a100", HIP gfx90a "mi250x", other GPUs "gpu", host spaces "cpu".
 template <class ExecSpace>
 const std::string& device_name(const ExecSpace& space) {
   static const std::string cpu = "cpu", gpu = "gpu";
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
-    static std::mutex mutex;
-    static std::map<int, std::string> known;
-    const int device = space.cuda_device();
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = known.find(device); it != known.end()) return it->second;
-    cudaDeviceProp props{};
-    if (cudaGetDeviceProperties(&props, device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      fail("device_name", "cannot query CUDA device ", device);
-    }
-    const std::string name(props.name);
-    const std::string description = props.major >= 9 ? (name.find("H200") != std::string::npos ? "h200" : "h100")
-                                    : props.major == 8 ? "a100"
-                                                       : "gpu";
-    return known.emplace(device, description).first->second;
+    return described_once(space.cuda_device(), [](int device) -> std::string {
+      cudaDeviceProp props{};
+      if (cudaGetDeviceProperties(&props, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        fail("device_name", "cannot query CUDA device ", device);
+      }
+      const std::string name(props.name);
+      return props.major >= 9 ? (name.find("H200") != std::string::npos ? "h200" : "h100")
+             : props.major == 8 ? "a100"
+                                : "gpu";
+    });
+  }
+#elif defined(KOKKOS_ENABLE_HIP)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) {
+    return described_once(space.hip_device(), [](int device) -> std::string {
+      hipDeviceProp_t props{};
+      if (hipGetDeviceProperties(&props, device) != hipSuccess) {
+        (void)hipGetLastError();
+        fail("device_name", "cannot query HIP device ", device);
+      }
+      return std::string(props.gcnArchName).rfind("gfx90a", 0) == 0 ? "mi250x" : "gpu";  // "gfx90a:sramecc+:xnack-"
+    });
   }
 #endif
   (void)space;

@@ -1,14 +1,16 @@
 #pragma once
 /// The dense matrix-core executor's Kokkos trait (SparStencil_KokkosBackend.hpp): Views in
-/// Kokkos::CudaSpace run on Kokkos::Cuda, on a device of compute capability 8.0+, holding
-/// half_t (f16 operands) or double (f64 operands); float Views only where the backend is
-/// named (Options::backend: tf32 operands) or Options::float_operands allows, as tf32, f16
-/// or bf16 operands (docs/PRECISION.md): float keeps f32 accuracy otherwise. Compiled in where Kokkos has CUDA and
-/// the library was built with the dense CUDA executor (SPARSTENCIL_ENABLE_DENSE_CUDA);
-/// elsewhere `runs()` is false and nothing of it is instantiated. (The executor's HIP
-/// build is compiled, not dispatched to: no Kokkos with HIP is at hand to test it.)
-/// LayoutLeft Views are planned with their axes reversed; LayoutStride Views run with
-/// their strides.
+/// the device memory of the vendor the executor was built for (Kokkos::CudaSpace run on
+/// Kokkos::Cuda, a device of compute capability 8.0+; or Kokkos::HIPSpace run on
+/// Kokkos::HIP, an AMD gfx90a), holding half_t (f16 operands) or double (f64
+/// operands); float Views only where the backend is named (Options::backend: tf32
+/// operands, NVIDIA only) or Options::float_operands allows, as tf32, f16 or bf16 operands
+/// (docs/PRECISION.md): float keeps f32 accuracy otherwise. Compiled in where Kokkos has
+/// CUDA and the library was built with the dense CUDA executor
+/// (SPARSTENCIL_ENABLE_DENSE_CUDA), or Kokkos has HIP and it was built with HIP
+/// (SPARSTENCIL_ENABLE_DENSE_HIP); elsewhere `runs()` is false and nothing of it is
+/// instantiated. LayoutLeft Views are planned with their axes reversed; LayoutStride Views
+/// run with their strides.
 #include <Kokkos_Core.hpp>
 
 #include <memory>
@@ -20,32 +22,48 @@
 #include "SparStencil_KokkosBackend.hpp"
 #include "SparStencil_StridedLauncher.hpp"
 
-#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_DENSE_CUDA)
+#if (defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_DENSE_CUDA)) || \
+    (defined(KOKKOS_ENABLE_HIP) && defined(SPARSTENCIL_ENABLE_DENSE_HIP))
+#define SPARSTENCIL_DENSE_DISPATCH 1
 #include "SparStencil_DenseExecutor.hpp"
 #endif
 
 namespace sparstencil::dense {
 
-#if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_DENSE_CUDA)
+#if defined(SPARSTENCIL_DENSE_DISPATCH)
+
+#if defined(KOKKOS_ENABLE_CUDA)
+using DeviceSpace  = Kokkos::Cuda;
+using DeviceMemory = Kokkos::CudaSpace;
+#else
+using DeviceSpace  = Kokkos::HIP;
+using DeviceMemory = Kokkos::HIPSpace;
+#endif
 
 struct KokkosBackend : sparstencil::impl::RawExecutorTrait<DenseExecutor> {
   static constexpr std::string_view name = "dense";
+#if defined(KOKKOS_ENABLE_CUDA)
   static constexpr std::string_view requirement =
       "it takes Views in Kokkos::CudaSpace run on Kokkos::Cuda holding half_t (f16), double (f64), or float (as "
       "tf32, f16 or bf16 operands) where asked";
+#else
+  static constexpr std::string_view requirement =
+      "it takes Views in Kokkos::HIPSpace run on Kokkos::HIP holding half_t (f16), double (f64), or float (as f16 "
+      "or bf16 operands) where asked";
+#endif
 
   template <class ExecSpace, class InView, class OutView>
   static constexpr bool runs() {
     using T = typename OutView::non_const_value_type;
-    return std::is_same_v<ExecSpace, Kokkos::Cuda> &&
-           std::is_same_v<typename InView::memory_space, Kokkos::CudaSpace> &&
-           std::is_same_v<typename OutView::memory_space, Kokkos::CudaSpace> &&
+    return std::is_same_v<ExecSpace, DeviceSpace> && std::is_same_v<typename InView::memory_space, DeviceMemory> &&
+           std::is_same_v<typename OutView::memory_space, DeviceMemory> &&
            (std::is_same_v<T, Kokkos::Experimental::half_t> || std::is_same_v<T, double> ||
             std::is_same_v<T, float>);
   }
 
   /// f16 for half_t, f64 for double; for float what the user asked (tf32, or f16/bf16
-  /// read from the float grids): float keeps f32 accuracy otherwise.
+  /// read from the float grids): float keeps f32 accuracy otherwise. (The planner refuses
+  /// tf32 on a device without it, naming the device.)
   template <class T>
   static std::optional<Precision> precision(Precision floats) {
     if constexpr (std::is_same_v<T, Kokkos::Experimental::half_t>) return Precision::f16;
@@ -54,26 +72,41 @@ struct KokkosBackend : sparstencil::impl::RawExecutorTrait<DenseExecutor> {
     else return std::nullopt;
   }
 
-  template <class ExecSpace>
-  static std::optional<std::string> cannot_run(const ExecSpace& space) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  static std::optional<std::string> cannot_run(const Kokkos::Cuda& space) {
     cudaDeviceProp props{};
     if (cudaGetDeviceProperties(&props, space.cuda_device()) != cudaSuccess) {
+      (void)cudaGetLastError();
       return std::string("the CUDA device's properties could not be read");
     }
     if (props.major >= 8) return std::nullopt;
     return "device " + std::string(props.name) + " (compute capability " + std::to_string(props.major) + "." +
            std::to_string(props.minor) + ") has no mma.sync of the dense kernel: 8.0 or newer is needed";
   }
+#else
+  static std::optional<std::string> cannot_run(const Kokkos::HIP& space) {
+    hipDeviceProp_t props{};
+    if (hipGetDeviceProperties(&props, space.hip_device()) != hipSuccess) {
+      (void)hipGetLastError();
+      return std::string("the HIP device's properties could not be read");
+    }
+    // The raw executor also takes gfx94x; the planner describes gfx90a only (mi250x).
+    const std::string arch(props.gcnArchName);
+    if (arch.rfind("gfx90a", 0) == 0) return std::nullopt;
+    return "device " + std::string(props.name) + " (" + arch +
+           ") is not one the dense backend is planned for through Kokkos: gfx90a (MI200) is needed";
+  }
+#endif
 };
 
 #else
 
-/// Not built here (no Kokkos CUDA or no dense CUDA executor): runs nothing.
+/// Not built here (no Kokkos on a GPU of the executor's vendors, or the executor not built): runs nothing.
 struct KokkosBackend {
   static constexpr std::string_view name = "dense";
   static constexpr std::string_view requirement =
       "the dense executor is not built here: it needs Kokkos with CUDA and SparStencil built with "
-      "SparStencil_ENABLE_DENSE_CUDA";
+      "SparStencil_ENABLE_DENSE_CUDA, or Kokkos with HIP and SparStencil_ENABLE_DENSE_HIP";
   template <class ExecSpace, class InView, class OutView>
   static constexpr bool runs() {
     return false;
