@@ -18,7 +18,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=hip
       -DSparStencil_ENABLE_CUDA_SPTC=OFF > "$build.configure.log" 2>&1 \
   || { cat "$build.configure.log"; echo "hip_check: CMake configuration failed" >&2; exit 1; }
 grep -E "^-- SparStencil" "$build.configure.log"
-grep -q "dense executor CUDA OFF, HIP ON" "$build.configure.log" \
+grep -q "^#define SPARSTENCIL_ENABLE_DENSE_HIP" "$build/include/SparStencil_Config.hpp" \
   || { echo "hip_check: $kokkos is not a Kokkos with HIP (the dense executor's HIP build is off)" >&2; exit 1; }
 cmake --build "$build" --parallel "$(nproc 2>/dev/null || echo 2)" --target sparstencil_dense_dispatch_tests
 tests="$build/unit_tests/sparstencil_dense_dispatch_tests"

@@ -587,5 +587,16 @@ TEST(DensePlans, BidsBesideTheOtherBackends) {
   EXPECT_GT(amd.predicted.gstencils, 0.0);
 }
 
+/// HIP devices are planned by their architecture: gfx90a as an MI250X die (matrix cores
+/// described), any other as a GPU without them, so the dense trait refuses it.
+TEST(DensePlans, AmdArchitecturesMapToTheirDescriptions) {
+  EXPECT_EQ(amd_device_name("gfx90a:sramecc+:xnack-"), "mi250x");
+  EXPECT_EQ(amd_device_name("gfx90a"), "mi250x");
+  EXPECT_EQ(amd_device_name("gfx942:sramecc+:xnack-"), "gpu");
+  EXPECT_EQ(amd_device_name("gfx9"), "gpu");
+  EXPECT_TRUE(device_description(amd_device_name("gfx90a")).has_dense_matrix_cores());
+  EXPECT_FALSE(device_description(amd_device_name("gfx1100")).has_dense_matrix_cores());
+}
+
 }  // namespace
 }  // namespace sparstencil::test

@@ -8,10 +8,6 @@
 // forcing it is a clear error.
 #include "test_utils.hpp"
 
-#if defined(KOKKOS_ENABLE_HIP)
-#include <hip/hip_runtime_api.h>
-#endif
-
 namespace sparstencil::test {
 namespace {
 
@@ -21,26 +17,15 @@ using dense::DeviceSpace;
 
 #if defined(KOKKOS_ENABLE_CUDA)
 constexpr bool nvidia = true;
-#define SKIP_WITHOUT_DENSE_DISPATCH()                                                            \
-  do {                                                                                           \
-    int devices = 0;                                                                             \
-    cudaDeviceProp props{};                                                                      \
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 ||                           \
-        cudaGetDeviceProperties(&props, 0) != cudaSuccess || props.major < 8)                    \
-      GTEST_SKIP() << "no CUDA device of compute capability 8.0+: dense dispatch test skipped"; \
-  } while (0)
 #else
 constexpr bool nvidia = false;
-#define SKIP_WITHOUT_DENSE_DISPATCH()                                                                   \
-  do {                                                                                                  \
-    int devices = 0;                                                                                    \
-    hipDeviceProp_t props{};                                                                            \
-    if (hipGetDeviceCount(&devices) != hipSuccess || devices == 0 ||                                    \
-        hipGetDeviceProperties(&props, 0) != hipSuccess ||                                              \
-        std::string(props.gcnArchName).rfind("gfx90a", 0) != 0)                                         \
-      GTEST_SKIP() << "no AMD device of gfx90a (MI200): dense dispatch test skipped";                   \
-  } while (0)
 #endif
+/// Skips, saying why, where the trait says the device cannot run the dense backend.
+#define SKIP_WITHOUT_DENSE_DISPATCH()                                                      \
+  do {                                                                                     \
+    if (const auto why = dense::KokkosBackend::cannot_run(DeviceSpace()))                  \
+      GTEST_SKIP() << "dense dispatch test skipped: " << *why;                             \
+  } while (0)
 
 /// What float Views are multiplied as where nothing else is asked: tf32 on NVIDIA; AMD's
 /// MFMA has none, so f16 operands there.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "SparStencil_Backends.hpp"
+#include "SparStencil_Device.hpp"
 #include "SparStencil_KokkosBackends.hpp"  // generated: the registered traits
 #include "SparStencil_ViewChecks.hpp"
 
@@ -74,7 +75,7 @@ const std::string& device_name(const ExecSpace& space) {
         (void)hipGetLastError();
         fail("device_name", "cannot query HIP device ", device);
       }
-      return std::string(props.gcnArchName).rfind("gfx90a", 0) == 0 ? "mi250x" : "gpu";  // "gfx90a:sramecc+:xnack-"
+      return amd_device_name(props.gcnArchName);
     });
   }
 #endif

@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "SparStencil_Config.hpp"
+#include "SparStencil_Device.hpp"
 #include "SparStencil_KokkosBackend.hpp"
 #include "SparStencil_StridedLauncher.hpp"
 
@@ -90,11 +91,12 @@ struct KokkosBackend : sparstencil::impl::RawExecutorTrait<DenseExecutor> {
       (void)hipGetLastError();
       return std::string("the HIP device's properties could not be read");
     }
-    // The raw executor also takes gfx94x; the planner describes gfx90a only (mi250x).
-    const std::string arch(props.gcnArchName);
-    if (arch.rfind("gfx90a", 0) == 0) return std::nullopt;
-    return "device " + std::string(props.name) + " (" + arch +
-           ") is not one the dense backend is planned for through Kokkos: gfx90a (MI200) is needed";
+    // The raw executor also takes gfx94x; the planner has matrix cores described for
+    // gfx90a only.
+    const std::string device = amd_device_name(props.gcnArchName);
+    if (device_description(device).has_dense_matrix_cores()) return std::nullopt;
+    return "device " + std::string(props.name) + " (" + props.gcnArchName + ", described as " + device +
+           ") has no matrix cores the dense backend is planned for: gfx90a (MI200) is";
   }
 #endif
 };

@@ -169,6 +169,10 @@ const DeviceDescription& device_description(std::string_view name) {
   impl::fail("device_description", "unknown device '", name, "' (known: ", known, ")");
 }
 
+std::string amd_device_name(std::string_view gcn_arch) {
+  return gcn_arch.substr(0, 6) == "gfx90a" ? "mi250x" : "gpu";
+}
+
 std::vector<std::string> device_names() {
   std::vector<std::string> names;
   for (const auto& d : all_devices()) names.push_back(d.name);

@@ -55,5 +55,8 @@ struct DeviceDescription {
 /// h100, h200, a100, mi250x, gpu or cpu; throws for other names, listing the known ones.
 const DeviceDescription& device_description(std::string_view name);
 std::vector<std::string> device_names();
+/// The description an AMD GPU runs under, from its architecture (HIP's gcnArchName,
+/// "gfx90a:sramecc+:xnack-"): gfx90a "mi250x" (one MI200 die), others "gpu".
+std::string amd_device_name(std::string_view gcn_arch);
 
 }  // namespace sparstencil
