@@ -469,6 +469,84 @@ TYPED_TEST(GenericExecutor, StreamingTemporalBlockingMatchesReference) {
   }
 }
 
+TYPED_TEST(GenericExecutor, ExchangingTemporalBlockingMatchesReference) {
+  // ExchangeTemporalKernel (CUDA, float, 3-D radius-1 stars and boxes): every
+  // depth it compiles, the three boundaries, odd extents cut into partial tiles and chunks
+  // of one plane, a grid of whole tiles in chunks of several planes, Heat-3D, Box-3D27P and
+  // a star and a box of random weights; against t reference steps within t steps' bound.
+  // iterate picks it where no variant is forced and the grid's tiles across all fit the
+  // device at once (periodic: whole tiles across); elsewhere the other kernels run.
+  using T          = typename TestFixture::T;
+  using exec_space = typename TestFixture::exec_space;
+  using View       = typename TestFixture::template View<3>;
+  int multiprocessors = 0;
+#if defined(SPARSTENCIL_BLOCK_LAUNCH)
+  if constexpr (std::is_same_v<exec_space, Kokkos::Cuda> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    multiprocessors = static_cast<int>(impl::GenericExecutor<3, exec_space, T>::multiprocessors());
+  }
+#endif
+  if (multiprocessors == 0 || generic::exchange_temporal_depth(sizeof(T), false) < 2) {
+    GTEST_SKIP() << "the exchanging kernel runs CUDA Views of float only";
+  }
+  constexpr bool layout_right = std::is_same_v<typename View::array_layout, Kokkos::LayoutRight>;
+  std::mt19937_64 rng(4242);
+  auto random_shape = [&](bool box) {
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<Term<3>> terms;
+    double sum = 0;
+    for (int a = -1; a <= 1; ++a) {
+      for (int b = -1; b <= 1; ++b) {
+        for (int c = -1; c <= 1; ++c) {
+          if (!box && (a != 0) + (b != 0) + (c != 0) > 1) continue;
+          terms.push_back({{a, b, c}, u(rng)});
+          sum += std::abs(terms.back().weight);
+        }
+      }
+    }
+    for (Term<3>& t : terms) t.weight /= sum;  // values stay of the inputs' size over the steps
+    return Stencil<3>(terms, box ? "random box r1" : "random star r1");
+  };
+  const Stencil<3> stencils[] = {presets::heat_3d(), presets::box_3d27p(), random_shape(false), random_shape(true)};
+  std::uint64_t seed = 9100;
+  auto check = [&](const Stencil<3>& stencil, Boundary boundary, std::array<int, 3> extents, int steps) {
+    View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
+    fill_random<3>(a, seed++);
+    Kokkos::deep_copy(b, a);  // iterate's contract: both buffers share the rim
+    const HostGrid<3> start = to_grid<3>(a);
+    Options options{boundary, "generic"};
+    options.fusion           = steps;
+    const RunReport report   = iterate(exec_space(), stencil, a, b, steps, options);
+    exec_space().fence();
+    const long n1 = extents[1], n2 = layout_right ? extents[2] : extents[0];
+    const auto match     = impl::match_shape(stencil);
+    const bool exchanges = generic::exchange_temporal_runs(n1, n2, boundary == Boundary::periodic, multiprocessors) &&
+                           steps <= generic::exchange_temporal_depth(sizeof(T), match->kind == impl::ShapeKind::box);
+    // Elsewhere the streaming kernel runs up to its own depth (4).
+    EXPECT_EQ(report.steps_per_launch, exchanges ? steps : std::min(steps, 4)) << report.variant;
+    EXPECT_EQ(report.variant.find("exchanging") != std::string::npos, exchanges)
+        << impl::tuple_string(extents) << ", " << to_string(boundary) << ", " << report.variant;
+    const HostGrid<3> expected  = reference_iterate(stencil, start, steps, boundary);
+    const HostGrid<3> magnitude = reference_iterate(abs_weights(stencil), abs(start), steps, boundary);
+    EXPECT_TRUE(within_bound(to_grid<3>(a), expected, magnitude, steps * step_error_factor<T>(stencil.size())))
+        << stencil.name() << ", " << to_string(boundary) << ", extents " << impl::tuple_string(extents) << ", "
+        << steps << " steps, " << report.variant;
+  };
+  for (const Stencil<3>& stencil : stencils) {
+    const int deepest = generic::exchange_temporal_depth(sizeof(T), impl::match_shape(stencil)->kind == impl::ShapeKind::box);
+    for (int steps = 2; steps <= deepest; ++steps) {
+      check(stencil, Boundary::interior, {23, 45, 70}, steps);
+      check(stencil, Boundary::fixed_rim, {23, 45, 70}, steps);
+      check(stencil, Boundary::periodic, {64, 64, 64}, steps);
+    }
+  }
+  for (int s = 0; s < 2; ++s) {
+    for (Boundary boundary : all_boundaries) {
+      check(stencils[s], boundary, {100, 96, 192}, 2);
+      check(stencils[s], boundary, {100, 96, 192}, s == 0 ? 6 : 4);
+    }
+  }
+}
+
 TYPED_TEST(GenericExecutor, StreamingTemporalBlockingTakesDeepTiles) {
   // Where Kokkos has CUDA the streaming temporal kernel runs as CUDA blocks, whose shared
   // memory passes a Kokkos team's 48 KiB of scratch: 3-D 32 x 32 spans at depth 4 take

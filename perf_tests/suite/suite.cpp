@@ -393,7 +393,7 @@ class Suite {
       // launch (iterate itself may split one launch to keep its handle parity, so the
       // executor is prepared here directly).
       const impl::GenericExecutor<D, Kokkos::DefaultExecutionSpace, T> executor(stencil);
-      if (t > 1 && impl::fused_depth(executor, view(g.in(0)), view(g.out(0)), t, std::nullopt) != t) {
+      if (t > 1 && impl::fused_depth(executor, view(g.in(0)), view(g.out(0)), t, std::nullopt, options.boundary) != t) {
         fail_row(row, "refused", "temporal blocking of " + std::to_string(t) + " steps: no tile and halo fit team scratch");
         return std::nullopt;
       }

@@ -30,6 +30,7 @@
 #include "SparStencil_GenericModel.hpp"
 #include "SparStencil_Precision.hpp"
 #include "SparStencil_Stencil.hpp"
+#include "SparStencil_ExchangeTemporalKernel.hpp"
 #include "SparStencil_StreamTemporalKernel.hpp"
 
 namespace sparstencil {
@@ -107,6 +108,22 @@ class GenericExecutor {
     };
   }
 
+  /// A launch of `steps` steps by ExchangeTemporalKernel (where exchange_runs), prepared as
+  /// prepare() prepares the others.
+  template <class InView, class OutView>
+  std::function<void(const InView&, const OutView&)> prepare_exchange(const ExecSpace& space, const InView& in,
+                                                                      const OutView& out, Boundary boundary,
+                                                                      int steps) const {
+    const std::function<void(const T*, T*)> step = prepared_exchange_temporal(space, in, out, steps, boundary);
+    // The kernel leaves the rim of the output alone: under fixed_rim a rim launch copies it.
+    std::function<void(const InView&, const OutView&)> rim;
+    if (boundary == Boundary::fixed_rim) rim = prepared_rim<InView, OutView>(space, out, geometry(in, out, GenericConfig{}), boundary);
+    return [step, rim](const InView& from, const OutView& to) {
+      step(from.data(), to.data());
+      if (rim) rim(from, to);
+    };
+  }
+
   /// One step (or `steps` fused) from `in` to `out`, prepared and launched at once.
   template <class InView, class OutView>
   void apply(const ExecSpace& space, const InView& in, const OutView& out, Boundary boundary,
@@ -115,9 +132,10 @@ class GenericExecutor {
   }
 
   /// Whether a temporal-blocking launch of `steps` steps with `config` fits the space's
-  /// team scratch (both buffers of a tile with its halo).
+  /// team scratch (both buffers of a tile with its halo), or the exchanging kernel runs it.
   template <class InView, class OutView>
-  bool fused_fits(const InView& in, const OutView& out, int steps, GenericConfig config) const {
+  bool fused_fits(const InView& in, const OutView& out, int steps, GenericConfig config, Boundary boundary) const {
+    if (exchange_runs(in, out, steps, boundary)) return true;
     config = temporal_runnable(config, in, out, steps);
     return config.caching == GenericCaching::streaming || fused_kernel_fits(in, out, steps, config);
   }
@@ -152,6 +170,40 @@ class GenericExecutor {
     }
     // None fits: the last, the smallest tile (its launch throws, naming the bytes).
     return candidates.back();
+  }
+
+  /// Whether ExchangeTemporalKernel runs `steps` steps (whatever the variant asked for):
+  /// CUDA Views of float or double, a compiled 3-D radius-1 star or box, a depth compiled
+  /// (generic::exchange_temporal_depth) and a grid whose tiles across all run at once, one
+  /// block an SM (generic::exchange_temporal_runs).
+  template <class InView, class OutView>
+  bool exchange_runs(const InView& in, const OutView& out, int steps, Boundary boundary) const {
+#if defined(SPARSTENCIL_BLOCK_LAUNCH)
+    if constexpr (D == 3 && std::is_same_v<ExecSpace, Kokkos::Cuda> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+      if (!m_match || m_match->radius != 1 || !instantiated(*m_match, false) || steps < 2 ||
+          steps > generic::exchange_temporal_depth(sizeof(T), m_match->kind == ShapeKind::box)) {
+        return false;
+      }
+      const Geometry<D> g = geometry(in, out, GenericConfig{});
+      return generic::exchange_temporal_runs(g.extent[1], g.extent[2], boundary == Boundary::periodic,
+                                             multiprocessors());
+    }
+#endif
+    (void)in, (void)out, (void)steps, (void)boundary;
+    return false;
+  }
+
+  /// The exchanging kernel's blocks the device holds at once: one an SM.
+  static long multiprocessors() {
+#if defined(SPARSTENCIL_BLOCK_LAUNCH)
+    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+      int count = 0;
+      SPARSTENCIL_GPU_CHECK(
+          cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, Kokkos::Cuda().cuda_device()));
+      return count;
+    }
+#endif
+    return 0;
   }
 
   /// The scratch a team of the streaming temporal kernel may take: a CUDA block's
@@ -301,6 +353,66 @@ class GenericExecutor {
   /// of `steps` radii a side) fills the team, and chunks of at most `outputs` planes
   /// (chunk_planes shortens them: CUDA blocks to generic::stream_temporal_waves times the
   /// blocks the device holds at once, Kokkos teams to the teams its threads make).
+  /// ExchangeTemporalKernel of depth `steps` for the stencil's shape (exchange_runs checked
+  /// it runs): the whole grid in tiles of 64 x 32 across, chunks of planes along k = 0 for
+  /// the blocks left (generic::exchange_temporal_chunks).
+  template <class InView, class OutView>
+  std::function<void(const T*, T*)> prepared_exchange_temporal(const ExecSpace& space, const InView& in,
+                                                               const OutView& out, int steps, Boundary boundary) const {
+#if defined(SPARSTENCIL_BLOCK_LAUNCH)
+    if constexpr (D == 3 && std::is_same_v<ExecSpace, Kokkos::Cuda> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+      Geometry<D> g = geometry(in, out, GenericConfig{}, boundary == Boundary::periodic);
+      g.lo          = Kokkos::Array<int, D>{};
+      g.count       = g.extent;
+      g.tile[1]     = generic::exchange_tile_rows;
+      g.tile[2]     = generic::exchange_tile_columns;
+      g.tiles[1]    = (g.extent[1] + g.tile[1] - 1) / g.tile[1];
+      g.tiles[2]    = (g.extent[2] + g.tile[2] - 1) / g.tile[2];
+      const long chunks = generic::exchange_temporal_chunks(g.extent[0], g.extent[1], g.extent[2], multiprocessors());
+      g.tile[0]  = static_cast<int>((g.extent[0] + chunks - 1) / chunks);
+      g.tiles[0] = (g.extent[0] + g.tile[0] - 1) / g.tile[0];
+      std::function<void(const T*, T*)> step;
+      with_shape<false>(space, g, [&](const auto& shape) {
+        using Shape = std::decay_t<decltype(shape)>;
+        if constexpr (!std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
+          if constexpr (Shape::radius == 1) {
+            auto make = [&](auto depth) {
+              using Kernel      = ExchangeTemporalKernel<T, Shape, decltype(depth)::value>;
+              const auto launch = std::make_shared<ExchangeLaunch<Kernel>>(space);
+              const long tiles  = static_cast<long>(g.tiles[0]) * g.tiles[1] * g.tiles[2];
+              if (tiles > launch->resident()) {
+                fail("iterate", "generic variant: ", Kernel::label, " needs ", tiles,
+                     " blocks at once, the device holds ", launch->resident());
+              }
+              launch->reserve(tiles);
+              const Kernel kernel{nullptr, nullptr, nullptr, g, shape, boundary};
+              step = [launch, kernel](const T* from, T* to) {
+                Kernel k = kernel;
+                k.in     = from;
+                k.out    = to;
+                (*launch)(k);
+              };
+            };
+            with_depth<generic::exchange_temporal_depth(sizeof(T), Shape::kind == ShapeKind::box)>(steps, make);
+          }
+        }
+      });
+      if (step) return step;
+    }
+#endif
+    (void)space, (void)in, (void)out, (void)steps, (void)boundary;
+    fail("iterate", "generic variant: the exchanging temporal kernel cannot run here (internal: exchange_runs() not applied)");
+  }
+
+  /// Calls f with `depth` (2 to Most) as a compile-time constant.
+  template <int Most, int Depth = 2, class F>
+  static void with_depth(int depth, F&& f) {
+    if constexpr (Depth <= Most) {
+      if (depth == Depth) return f(std::integral_constant<int, Depth>{});
+      with_depth<Most, Depth + 1>(depth, std::forward<F>(f));
+    }
+  }
+
   template <class InView, class OutView>
   Geometry<D> temporal_geometry(const InView& in, const OutView& out, const GenericConfig& config, int steps,
                                 Boundary boundary) const {
@@ -503,11 +615,11 @@ class GenericExecutor {
 /// taken as it is (a launch that does not fit throws, naming the sizes).
 template <int D, class ExecSpace, class T, class InView, class OutView>
 int fused_depth(const GenericExecutor<D, ExecSpace, T>& executor, const InView& in, const OutView& out, int wanted,
-                const std::optional<GenericConfig>& forced) {
+                const std::optional<GenericConfig>& forced, Boundary boundary) {
   if (forced || wanted <= 1) return wanted;
   for (int depth = wanted; depth > 1; --depth) {
     for (const GenericConfig& c : generic::fused_candidates(D, !runs_on_host<ExecSpace>())) {
-      if (executor.fused_fits(in, out, depth, c)) return depth;
+      if (executor.fused_fits(in, out, depth, c, boundary)) return depth;
     }
   }
   return 1;
@@ -550,7 +662,7 @@ GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, Ex
   std::vector<GenericConfig> candidates = steps > 1 ? generic::fused_candidates(D, gpu) : generic::candidates(D, gpu);
   if (steps > 1) {  // the temporal variants whose tile and halo fit team scratch (the caller checked one does)
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
-                                    [&](const GenericConfig& c) { return !executor.fused_fits(in, out, steps, c); }),
+                                    [&](const GenericConfig& c) { return !executor.fused_fits(in, out, steps, c, boundary); }),
                      candidates.end());
     if (candidates.empty()) fail("iterate", "no temporal-blocking variant fits team scratch for ", steps, " steps");
   }

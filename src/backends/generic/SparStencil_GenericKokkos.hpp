@@ -25,6 +25,15 @@ class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
   GenericLauncher(const ExecSpace& space, const Stencil<D>& stencil, const InView& in, const OutView& out,
                   Boundary boundary, int depth, const Options& options)
       : m_executor(std::make_unique<const Executor>(stencil)) {
+    // Several steps of a 3-D radius-1 star or box on CUDA: the exchanging kernel, unless a
+    // variant is forced.
+    if (!options.generic_variant && depth > 1 && m_executor->exchange_runs(in, out, depth, boundary)) {
+      m_step     = m_executor->prepare_exchange(space, in, out, boundary, depth);
+      m_exchange = true;
+      m_variant  = "temporal blocking, " + std::to_string(depth) + " steps a launch, tiles of 64x32 exchanging edges, " +
+                  m_executor->shape_name(false) + " kernel";
+      return;
+    }
     const GenericConfig config = sparstencil::impl::generic_config(space, *m_executor, stencil, in, out, boundary,
                                                                    options.generic_variant, options.tuning, depth);
     m_step = m_executor->prepare(space, in, out, boundary, config, depth);
@@ -44,10 +53,11 @@ class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
   void launch(const ExecSpace&, const InView& in, const OutView& out) const override { m_step(in, out); }
   std::string describe() const override { return m_variant; }
   /// Kokkos' light-weight CUDA launches (the kernel in its parameters, team scratch only)
-  /// are recorded by stream capture as they are.
+  /// are recorded by stream capture as they are; the exchanging kernel's cooperative
+  /// launch is not.
   bool capturable() const override {
 #if defined(KOKKOS_ENABLE_CUDA)
-    return std::is_same_v<ExecSpace, Kokkos::Cuda>;
+    return std::is_same_v<ExecSpace, Kokkos::Cuda> && !m_exchange;
 #else
     return false;
 #endif
@@ -57,6 +67,7 @@ class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
   std::unique_ptr<const Executor> m_executor;
   std::function<void(const InView&, const OutView&)> m_step;
   std::string m_variant;
+  bool m_exchange = false;
 };
 
 }  // namespace impl
@@ -92,7 +103,7 @@ struct KokkosBackend {
     if (plan.fused_steps == 1 || (!forced && !plan.predicted.temporal_blocking)) return 1;
     using T = typename OutView::non_const_value_type;
     const sparstencil::impl::GenericExecutor<D, ExecSpace, T> executor(stencil);
-    return sparstencil::impl::fused_depth(executor, in, out, plan.fused_steps, options.generic_variant);
+    return sparstencil::impl::fused_depth(executor, in, out, plan.fused_steps, options.generic_variant, plan.boundary);
   }
 
   template <class ExecSpace, class InView, class OutView, int D>

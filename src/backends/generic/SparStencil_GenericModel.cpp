@@ -145,6 +145,41 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
   return best;
 }
 
+/// ExchangeTemporalKernel in the model, fitted on the H100 (perf_tests/RESULTS.md,
+/// thirty-second session). A chunk of n planes takes n + t + 3 (t - 1) + 1 phases; a phase
+/// of a tile costs t levels of its 64 x 32 points at 32 + 1.12 issue slots a point and
+/// term on its SM, and device memory reads and writes a
+/// plane of every tile; the two overlap but for half the shorter. Nothing where the kernel
+/// does not run the request (generic::exchange_temporal_runs; one block an SM).
+std::optional<double> exchange_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,
+                                                const CompiledShape& shape) {
+  const int t     = r.steps;
+  const int bytes = storage_bytes(grid_format(r.precision, r.float_grids));
+  if (!d.gpu || d.wave_lanes != 32 || r.grid.size() != 3 || shape.radius != 1 || shape.streaming_only ||
+      t < 2 || t > exchange_temporal_depth(bytes, shape.kind == impl::ShapeKind::box) ||
+      !exchange_temporal_runs(r.grid[1], r.grid[2], r.boundary == Boundary::periodic, d.multiprocessors)) {
+    return std::nullopt;
+  }
+  const long chunks  = exchange_temporal_chunks(r.grid[0], r.grid[1], r.grid[2], d.multiprocessors);
+  const double tiles = static_cast<double>(chunks * exchange_tiles_across(r.grid[1], r.grid[2]));
+  const double planes = std::ceil(static_cast<double>(r.grid[0]) / chunks);
+  const double phases = planes + t + 3.0 * (t - 1) + 1;
+  const double tile_points  = exchange_tile_columns * exchange_tile_rows;
+  const double slots_per_s  = d.cuda_f32_flops / 2 / d.multiprocessors;  // an SM's FMA issue rate
+  const double per_point    = 32.0 + 1.12 * static_cast<double>(term_count(r.stencil));
+  const double work         = t * tile_points * per_point / slots_per_s;
+  const double memory       = tiles * tile_points * 2.0 * bytes / (d.memory_bytes_per_s * 0.865);
+  const double per_phase    = std::max(work, memory) + 0.5 * std::min(work, memory);
+  // fixed_rim: a rim launch after the kernel copies the rim (the kernel leaves it).
+  double rim = 0;
+  if (r.boundary == Boundary::fixed_rim && efficiency(d).rim_points_per_s > 0) {
+    double inner = 1;
+    for (const long n : r.grid) inner *= static_cast<double>(std::max(0L, n - 2));
+    rim = (static_cast<double>(grid_points(r.grid)) - inner) / efficiency(d).rim_points_per_s;
+  }
+  return phases * per_phase + rim;
+}
+
 /// StreamTemporalKernel in the model, fitted on the H100 (perf_tests/RESULTS.md, twenty-sixth
 /// session: Heat-2D f32 and f64, Box-2D9P and Box-2D49P f64, Heat-3D and Box-3D27P f32 at
 /// depths 2-4, each within 6%). An output point of a launch of t steps
@@ -160,6 +195,7 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   const int R     = shape.radius;
   const int t     = r.steps;
   const int bytes = storage_bytes(grid_format(r.precision, r.float_grids));
+  if (const auto exchanging = exchange_temporal_seconds(r, d, shape)) return exchanging;
   if (!d.gpu || D < 2 || shape.streaming_only || t > stream_temporal_depth(D, R)) return std::nullopt;
   const bool plane          = D == 2;
   const double memory       = 2.0 * bytes / (d.memory_bytes_per_s * (plane ? 1.0 : 0.865));

@@ -124,6 +124,34 @@ constexpr int stream_temporal_depth(int dims, const impl::ShapeMatch& m) {
   const CompiledShape* s = find_compiled_shape(dims, m, false);
   return dims >= 2 && s != nullptr ? stream_temporal_depth(dims, m.radius) : 0;
 }
+/// The exchanging temporal kernel (ExchangeTemporalKernel: CUDA, 3-D radius-1 stars and
+/// boxes of float): a tile of 64 x 32 across a block, 8 rows of one column a thread, one
+/// block an SM, no halo recomputed. The deepest launch: 6 for a star (the rings of sums of
+/// 7 levels spill registers), 4 for a box (H100, fixed_rim: depths 3 and 4 at 353
+/// GStencil/s, 5 at 327, 6 at 299; perf_tests/RESULTS.md, thirty-second session). Double
+/// is not enabled: its depth-4 launch spilled and did not run; the streaming kernel runs it.
+inline constexpr int exchange_tile_columns = 64, exchange_tile_rows = 32, exchange_rows_per_thread = 8;
+SPARSTENCIL_HOST_DEVICE constexpr int exchange_temporal_depth(int bytes, bool box) {
+  return bytes == 4 ? (box ? 4 : 6) : 0;
+}
+/// Tiles across a grid of extents n1 (k = 1) and n2 (k = 2, the fastest).
+constexpr long exchange_tiles_across(long n1, long n2) {
+  return ((n1 + exchange_tile_rows - 1) / exchange_tile_rows) * ((n2 + exchange_tile_columns - 1) / exchange_tile_columns);
+}
+/// Whether it runs a grid on a device holding `resident` of its blocks at once: every tile
+/// across at once (its tiles wait on their neighbours), and under a periodic boundary
+/// extents across that are multiples of the tile (a tile's neighbour across the wrap is
+/// then a whole tile).
+constexpr bool exchange_temporal_runs(long n1, long n2, bool periodic, long resident) {
+  return exchange_tiles_across(n1, n2) <= resident &&
+         (!periodic || (n1 % exchange_tile_rows == 0 && n2 % exchange_tile_columns == 0));
+}
+/// Chunks of planes along k = 0: as many as the resident blocks allow beside the tiles
+/// across (all run at once, so shorter chunks finish sooner, each with its own warm-up).
+constexpr long exchange_temporal_chunks(long n0, long n1, long n2, long resident) {
+  const long chunks = resident / exchange_tiles_across(n1, n2);
+  return chunks < 1 ? 1 : chunks < n0 ? chunks : n0;
+}
 /// Adjacent columns a thread owns (one vector load or store of scratch) and rows it owns in
 /// 3-D: two 2- or 4-byte values; one 8-byte value for radius 1 and 2, which keeps deep
 /// double rings of sums in registers, two from radius 3, where a thread's loads of

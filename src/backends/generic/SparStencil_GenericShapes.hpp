@@ -26,9 +26,10 @@ namespace sparstencil::impl {
 /// kernel-axis order, zero where the star has no point).
 template <int D, int R, ShapeKind K, class Acc>
 struct FixedShape {
-  static constexpr int rank   = D;
-  static constexpr int radius = R;
-  static constexpr int width  = 2 * R + 1;
+  static constexpr int rank       = D;
+  static constexpr int radius     = R;
+  static constexpr ShapeKind kind = K;
+  static constexpr int width      = 2 * R + 1;
   /// Offsets along the axes other than k = 0, enumerated as one index u.
   static constexpr int rest_count = D == 1 ? 1 : D == 2 ? width : width * width;
   static constexpr int dense      = width * rest_count;
