@@ -190,7 +190,7 @@ struct ExchangeTemporalKernel {
     const int z_lo = chunk * g.tile[0], z_hi = z_lo + g.tile[0] < n0 ? z_lo + g.tile[0] : n0;
     const int count = phases(z_hi - z_lo);
     const int first = z_lo - Depth * R;
-    int fetch_z     = periodic ? wrapped(((first % n0) + n0) % n0, n0) : first;
+    int fetch_z     = periodic ? ((first % n0) + n0) % n0 : first;
     int fetch_left  = count;
     auto fetch = [&](T* slot) {
       if (fetch_left > 0) {

@@ -127,9 +127,9 @@ constexpr int stream_temporal_depth(int dims, const impl::ShapeMatch& m) {
 /// The exchanging temporal kernel (ExchangeTemporalKernel: CUDA, 3-D radius-1 stars and
 /// boxes of float): a tile of 64 x 32 across a block, 8 rows of one column a thread, one
 /// block an SM, no halo recomputed. The deepest launch: 6 for a star (the rings of sums of
-/// 7 levels spill registers), 4 for a box (H100, fixed_rim: depths 3 and 4 at 353
-/// GStencil/s, 5 at 327, 6 at 299; perf_tests/RESULTS.md, thirty-second session). Double
-/// is not enabled: its depth-4 launch spilled and did not run; the streaming kernel runs it.
+/// 7 levels spill registers), 4 for a box (deeper ones measured slower on the H100,
+/// perf_tests/RESULTS.md). Double is not enabled: its depth-4 launch spilled and did not
+/// run; the streaming kernel runs it.
 inline constexpr int exchange_tile_columns = 64, exchange_tile_rows = 32, exchange_rows_per_thread = 8;
 SPARSTENCIL_HOST_DEVICE constexpr int exchange_temporal_depth(int bytes, bool box) {
   return bytes == 4 ? (box ? 4 : 6) : 0;
