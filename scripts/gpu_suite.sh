@@ -47,6 +47,10 @@ step cuda "$build/unit_tests/sparstencil_cuda_tests"
 reduced='GenericExecutor/0.EveryPreset*:GenericExecutor/0.Strided*:GenericExecutor/1.Fused*:GenericExecutor/2.Iterate*:GenericExecutor/2.EveryVariant*:GenericExecutor/3.Temporal*:GenericExecutor/4.StreamingTemporal*:GenericExecutor/5.StreamingTemporal*'
 step memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
 step racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "$unit" --gtest_filter="$reduced"
+# ... and of the exchanging kernel (float, LayoutLeft), only that kernel instrumented.
+exchange_only=(--kernel-name kns=exchange_kernel "$unit" --gtest_filter='GenericExecutor/2.ExchangingTemporal*')
+step ex-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "${exchange_only[@]}"
+step ex-racecheck compute-sanitizer --tool racecheck --error-exitcode 3 "${exchange_only[@]}"
 # ... and of the sparse executor: strided and odd grids, the catalogue, fused presets.
 sparse_reduced='SparseExecutor.StridedGrids:SparseExecutor.CatalogueStencils:SparseExecutor.FusedPresets:SparseExecutor.ClearErrors:SparseExecutor.InterleavedRowsOnAlignedGrids'
 step sp-memcheck compute-sanitizer --tool memcheck --error-exitcode 3 "$build/unit_tests/sparstencil_cuda_tests" \
