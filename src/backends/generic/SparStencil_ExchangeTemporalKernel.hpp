@@ -124,8 +124,9 @@ struct ExchangeTemporalKernel {
       if (gx < n2 && y < n1) inside |= 1u << j;
       if (!periodic && (gx < g.halo[2] || gx >= n2 - g.halo[2] || y < g.halo[1] || y >= n1 - g.halo[1])) rim |= 1u << j;
     }
-    // Offsets within a plane and among the words fit 32 bits: the tiles across are at most
-    // the device's SMs (generic::exchange_temporal_runs). Fewer registers than pointers.
+    // Offsets within a plane (GenericExecutor::exchange_runs checks the strides) and among
+    // the words (the tiles across are at most the device's SMs) fit 32 bits: fewer
+    // registers than pointers.
     const int in_at  = static_cast<int>(gy * g.in_stride[1] + gx * g.in_stride[2]);
     const int out_at = static_cast<int>(gy * g.out_stride[1] + gx * g.out_stride[2]);
     const int at      = (ty * rows + R) * pitch + R + tx;  // row 0 of the thread in a plane

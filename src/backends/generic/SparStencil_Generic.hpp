@@ -174,8 +174,9 @@ class GenericExecutor {
 
   /// Whether ExchangeTemporalKernel runs `steps` steps (whatever the variant asked for):
   /// CUDA Views of float or double, a compiled 3-D radius-1 star or box, a depth compiled
-  /// (generic::exchange_temporal_depth) and a grid whose tiles across all run at once, one
-  /// block an SM (generic::exchange_temporal_runs).
+  /// (generic::exchange_temporal_depth), a grid whose tiles across all run at once, one
+  /// block an SM (generic::exchange_temporal_runs), and offsets within a plane that fit 32
+  /// bits in both Views.
   template <class InView, class OutView>
   bool exchange_runs(const InView& in, const OutView& out, int steps, Boundary boundary) const {
 #if defined(SPARSTENCIL_BLOCK_LAUNCH)
@@ -185,7 +186,12 @@ class GenericExecutor {
         return false;
       }
       const Geometry<D> g = geometry(in, out, GenericConfig{});
-      return generic::exchange_temporal_runs(g.extent[1], g.extent[2], boundary == Boundary::periodic,
+      // The kernel holds a point's offset within a plane in 32 bits (strided Views may not fit).
+      auto offsets_fit = [&](const Kokkos::Array<long, D>& stride) {
+        return (g.extent[1] - 1L) * stride[1] + (g.extent[2] - 1L) * stride[2] <= INT32_MAX;
+      };
+      return offsets_fit(g.in_stride) && offsets_fit(g.out_stride) &&
+             generic::exchange_temporal_runs(g.extent[1], g.extent[2], boundary == Boundary::periodic,
                                              multiprocessors());
     }
 #endif
