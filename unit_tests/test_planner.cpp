@@ -684,7 +684,7 @@ TEST(Planner, GenericFusionByTemporalBlocking) {
   EXPECT_TRUE(plan_from_json(to_json(cpu_plan)) == cpu_plan);
 }
 
-// The streaming temporal kernel on a GPU (fitted on the H100, docs/COST_MODEL.md): Heat-2D
+// The streaming temporal kernel on a GPU (docs/COST_MODEL.md): Heat-2D
 // fuses, each compiled depth faster per step than the one before, as measured; past its
 // deepest compiled depth only FusedKernel is left, which loses to single steps in 2-D.
 TEST(Planner, GenericStreamingTemporalBlocking) {

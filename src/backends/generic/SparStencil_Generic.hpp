@@ -475,11 +475,9 @@ class GenericExecutor {
         kernel.g = chunk_planes(g, std::max(1L, static_cast<long>(space.concurrency()) / threads));
         return prepared(space, kernel);
       };
-      if (steps == 2) return make(std::integral_constant<int, 2>{});
-      if constexpr (generic::stream_temporal_depth(D, Shape::radius) >= 4) {
-        if (steps == 3) return make(std::integral_constant<int, 3>{});
-        if (steps == 4) return make(std::integral_constant<int, 4>{});
-      }
+      std::function<void(const T*, T*)> step;
+      with_depth<generic::stream_temporal_depth(D, Shape::radius)>(steps, [&](auto depth) { step = make(depth); });
+      if (step) return step;
     }
     fail("iterate", "generic variant: streaming temporal blocking cannot run here (internal: temporal_runnable() not applied)");
   }

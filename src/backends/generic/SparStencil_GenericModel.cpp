@@ -179,15 +179,18 @@ std::optional<double> exchange_temporal_seconds(const PlanRequest& r, const Devi
   return phases * per_phase + rim;
 }
 
-/// StreamTemporalKernel in the model, fitted on the H100 (perf_tests/RESULTS.md, twenty-sixth
-/// session: Heat-2D f32 and f64, Box-2D9P and Box-2D49P f64, Heat-3D and Box-3D27P f32 at
-/// depths 2-4, each within 6%). An output point of a launch of t steps
-/// costs its memory traffic (read and write at the copy bandwidth in 2-D, 86.5% of it in
-/// 3-D) and t levels of work in issue slots (per level 6 + 2.6 a term in 2-D, 28 + 1.2 a
-/// term in 3-D; a term of 8-byte values 1.2 times that where a thread owns one column, as
-/// many as a 4-byte value's where it owns two: the radius-3 shapes); the two overlap but
-/// for 35% (2-D) or 50% (3-D) of the shorter. Both scale with the work the team's span and
-/// its chunk's warm-up add. The fastest streaming candidate that runs; nothing where none does.
+/// StreamTemporalKernel in the model. An output point of a launch of t steps costs its
+/// memory traffic (read and write at the copy bandwidth in 2-D, 86.5% of it in 3-D) and
+/// its work in issue slots, scaled by the work the team's span and its chunk's warm-up add.
+/// 2-D (fitted to perf_tests/RESULTS.md: Heat-2D f32 and f64, Box-2D9P f32 and f64 at
+/// depths 4-5 and Box-2D49P and Star-2D13P f64 at depth 2 on the H200, thirty-fourth
+/// session, with depths 2-3 from the H100, twenty-sixth; each within 12%): 31 slots a
+/// launch and 1.35 a term a level, 1.6 times that for 8-byte values where a thread owns
+/// one column; the kernel waits on latencies, so memory and work add.
+/// 3-D (fitted on the H100, twenty-sixth session: Heat-3D and Box-3D27P f32 at depths 2-4,
+/// within 6%): 28 + 1.2 a term a level (1.2 times that for one 8-byte column), memory and
+/// work overlapping but for 50% of the shorter. The fastest streaming candidate that runs;
+/// nothing where none does.
 std::optional<double> stream_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,
                                               const CompiledShape& shape) {
   const int D     = static_cast<int>(r.grid.size());
@@ -196,14 +199,16 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   const int bytes = storage_bytes(grid_format(r.precision, r.float_grids));
   if (const auto exchanging = exchange_temporal_seconds(r, d, shape)) return exchanging;
   if (!d.gpu || D < 2 || shape.streaming_only || t > stream_temporal_depth(D, R)) return std::nullopt;
-  const bool plane          = D == 2;
-  const double memory       = 2.0 * bytes / (d.memory_bytes_per_s * (plane ? 1.0 : 0.865));
+  const bool plane           = D == 2;
+  const double memory        = 2.0 * bytes / (d.memory_bytes_per_s * (plane ? 1.0 : 0.865));
   const bool one_wide_column = bytes == 8 && stream_temporal_columns(bytes, R) == 1;
-  const double per_term     = (plane ? 2.6 : 1.2) * (one_wide_column ? 1.2 : 1.0);
-  const double level_slots  = (plane ? 6.0 : 28.0) + static_cast<double>(term_count(r.stencil)) * per_term;
-  const double work_seconds = t * level_slots / (d.cuda_f32_flops / 2);
-  const double overlap      = plane ? 0.35 : 0.5;
-  const double per_point    = std::max(memory, work_seconds) + overlap * std::min(memory, work_seconds);
+  const double terms         = static_cast<double>(term_count(r.stencil));
+  const double level_slots   = plane ? 1.35 * terms * (one_wide_column ? 1.6 : 1.0)
+                                     : 28.0 + 1.2 * terms * (one_wide_column ? 1.2 : 1.0);
+  const double launch_slots  = plane ? 31.0 : 0.0;
+  const double work_seconds  = (launch_slots + t * level_slots) / (d.cuda_f32_flops / 2);
+  const double overlap       = plane ? 1.0 : 0.5;
+  const double per_point     = std::max(memory, work_seconds) + overlap * std::min(memory, work_seconds);
   // Teams at once: half an SM's threads (the kernels take 72-158 registers a thread), the
   // chunks cut for stream_temporal_waves times them.
   const double threads_on_device = 1024.0 * d.multiprocessors * stream_temporal_waves;

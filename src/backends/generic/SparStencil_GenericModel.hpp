@@ -110,10 +110,10 @@ constexpr bool has_compiled_kernel(int dims, const impl::ShapeMatch& m, bool str
 }
 /// Streaming temporal blocking (StreamTemporalKernel: GPU teams, 2-D and 3-D, the compiled
 /// shapes but the compute-bound boxes). The deepest launch compiled for a shape of that
-/// radius: 4 for radius 1, 2 for wider shapes; each depth from 2 to it is compiled, a
-/// launch of t steps running the kernel of depth t (deeper ones measured no faster on the
-/// H100, their rings of sums costing registers: perf_tests/RESULTS.md).
-constexpr int stream_temporal_depth(int /*dims*/, int radius) { return radius == 1 ? 4 : 2; }
+/// radius: 5 for radius 1 in 2-D, 4 in 3-D, 2 for wider shapes; each depth from 2 to it is
+/// compiled, a launch of t steps running the kernel of depth t (deeper ones measured no
+/// faster, their rings of sums costing registers and so teams an SM: perf_tests/RESULTS.md).
+constexpr int stream_temporal_depth(int dims, int radius) { return radius > 1 ? 2 : dims == 2 ? 5 : 4; }
 /// Launches of it as CUDA blocks cut the planes into chunks for this many times the blocks
 /// the device holds at once: teams that finish early take the next, so those that walk the
 /// rim's tests, and the last wave, cost less (H100, perf_tests/RESULTS.md: 1, 2, 3, 4, 6, 8,

@@ -274,13 +274,17 @@ struct StreamTemporalKernel {
     // Phase p with p % (2R + 1) == Turn: level s adds the plane level s - 1 finished last
     // phase (q) and completes plane o = q - R. Checked: some point of the thread's may be
     // outside the grid, on the rim or outside the chunk (each point decided on its own);
-    // else every point is computed and the last level stores them all.
+    // else every point is computed and the last level stores them all. The phase stores
+    // nothing until every level has summed: a store the compiler cannot tell from the
+    // levels' loads would keep each level's loads behind the one before.
     auto phase = [&](int p, auto turn, auto checked) {
       constexpr int Turn     = decltype(turn)::value;
       constexpr bool Checked = decltype(checked)::value;
       const T* input_plane   = input + ((p - 1) & (input_slots - 1)) * plane;
       const T* read_levels   = scratch + (input_slots + ((p - 1) & 1)) * plane;  // + 2 (s - 1) planes: level s
       T* write_levels        = scratch + (input_slots + (p & 1)) * plane;
+      T value[Depth][Y][W];  // the rows the levels complete
+      bool keep[Y][W];       // whether the last level stores the point
       SPARSTENCIL_UNROLL
       for (int s = 1; s <= Depth; ++s) {
         const T* source = s == 1 ? input_plane : read_levels + 2L * (s - 2) * plane;
@@ -319,14 +323,14 @@ struct StreamTemporalKernel {
           }
           // The slot of dz = R holds row j of plane o of level s, complete.
           const Acc(&done)[W] = acc[s - 1][j][ring_slot(Turn, s, R)];
-          T value[W];
           SPARSTENCIL_UNROLL
-          for (int w = 0; w < W; ++w) value[w] = static_cast<T>(done[w]);
-          bool keep[W];  // whether the last level stores the point
-          SPARSTENCIL_UNROLL
-          for (int w = 0; w < W; ++w) keep[w] = owned[j][w];
-          const int o = first + p - s * (R + 1);
+          for (int w = 0; w < W; ++w) value[s - 1][j][w] = static_cast<T>(done[w]);
+          if (s == Depth) {
+            SPARSTENCIL_UNROLL
+            for (int w = 0; w < W; ++w) keep[j][w] = owned[j][w];
+          }
           if constexpr (Checked) {
+            const int o       = first + p - s * (R + 1);
             const bool o_in   = o >= 0 && o < n0;
             const bool o_rim  = !periodic && o_in && (o < g.halo[0] || o >= n0 - g.halo[0]);
             const long z_base = static_cast<long>(o_in ? o : 0) * g.in_stride[0];  // checked phases only
@@ -334,21 +338,29 @@ struct StreamTemporalKernel {
             for (int w = 0; w < W; ++w) {
               const bool in_grid = inside[j][w] && (periodic || o_in);
               const bool on_rim  = in_grid && (rim[j][w] || o_rim);
-              if (!in_grid) value[w] = T(0);
-              else if (on_rim) value[w] = read_at[j][w][z_base];
-              keep[w] = keep[w] && in_grid && !(on_rim && boundary == Boundary::interior) && o >= origin[0] &&
-                        o < origin[0] + outputs;
+              if (!in_grid) value[s - 1][j][w] = T(0);
+              else if (on_rim) value[s - 1][j][w] = read_at[j][w][z_base];
+              if (s == Depth) {
+                keep[j][w] = keep[j][w] && in_grid && !(on_rim && boundary == Boundary::interior) &&
+                             o >= origin[0] && o < origin[0] + outputs;
+              }
             }
           }
+        }
+      }
+      SPARSTENCIL_UNROLL
+      for (int s = 1; s <= Depth; ++s) {
+        SPARSTENCIL_UNROLL
+        for (int j = 0; j < Y; ++j) {
           if (s < Depth) {
             Chunk v;
             SPARSTENCIL_UNROLL
-            for (int w = 0; w < W; ++w) v.v[w] = value[w];
+            for (int w = 0; w < W; ++w) v.v[w] = value[s - 1][j][w];
             *reinterpret_cast<Chunk*>(write_levels + 2L * (s - 1) * plane + corner(j)) = v;
           } else {
             SPARSTENCIL_UNROLL
             for (int w = 0; w < W; ++w) {
-              if (keep[w]) write_at[j][w][store_base] = value[w];
+              if (keep[j][w]) write_at[j][w][store_base] = value[s - 1][j][w];
             }
           }
         }
