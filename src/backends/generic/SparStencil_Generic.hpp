@@ -462,7 +462,7 @@ class GenericExecutor {
         if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
           const auto launch = std::make_shared<const BlockLaunch<Kernel>>(
               space, threads, kernel.scratch_values() * static_cast<long>(sizeof(T)), Kernel::label);
-          kernel.g          = chunk_planes(g, generic::stream_temporal_waves * launch->resident());
+          kernel.g          = chunk_planes(g, generic::stream_temporal_waves(Shape::radius) * launch->resident());
           const long blocks = league(kernel.g);
           return [launch, kernel, blocks](const T* in, T* out) {
             Kernel k = kernel;

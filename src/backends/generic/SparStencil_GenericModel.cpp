@@ -211,7 +211,7 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   const double per_point     = std::max(memory, work_seconds) + overlap * std::min(memory, work_seconds);
   // Teams at once: half an SM's threads (the kernels take 72-158 registers a thread), the
   // chunks cut for stream_temporal_waves times them.
-  const double threads_on_device = 1024.0 * d.multiprocessors * stream_temporal_waves;
+  const double threads_on_device = 1024.0 * d.multiprocessors * stream_temporal_waves(R);
   const double scratch_most      = efficiency(d).stream_scratch_bytes;
   std::optional<double> best;
   for (const GenericConfig& c : fused_candidates(D, true)) {
