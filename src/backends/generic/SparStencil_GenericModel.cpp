@@ -179,16 +179,13 @@ std::optional<double> exchange_temporal_seconds(const PlanRequest& r, const Devi
   return phases * per_phase + rim;
 }
 
-/// StreamTemporalKernel in the model. An output point of a launch of t steps costs its
+/// StreamTemporalKernel in the model (constants fitted to perf_tests/RESULTS.md,
+/// docs/COST_MODEL.md says on what). An output point of a launch of t steps costs its
 /// memory traffic (read and write at the copy bandwidth in 2-D, 86.5% of it in 3-D) and
 /// its work in issue slots, scaled by the work the team's span and its chunk's warm-up add.
-/// 2-D (fitted to perf_tests/RESULTS.md: Heat-2D f32 and f64, Box-2D9P f32 and f64 at
-/// depths 4-5 and Box-2D49P and Star-2D13P f64 at depth 2 on the H200, thirty-fourth
-/// session, with depths 2-3 from the H100, twenty-sixth; each within 12%): 31 slots a
-/// launch and 1.35 a term a level, 1.6 times that for 8-byte values where a thread owns
-/// one column; the kernel waits on latencies, so memory and work add.
-/// 3-D (fitted on the H100, twenty-sixth session: Heat-3D and Box-3D27P f32 at depths 2-4,
-/// within 6%): 28 + 1.2 a term a level (1.2 times that for one 8-byte column), memory and
+/// 2-D: a fixed cost a launch and 1.35 slots a term a level, 1.6 times that for 8-byte
+/// values where a thread owns one column; the kernel waits on latencies, so memory and work
+/// add. 3-D: 28 + 1.2 a term a level (1.2 times that for one 8-byte column), memory and
 /// work overlapping but for 50% of the shorter. The fastest streaming candidate that runs;
 /// nothing where none does.
 std::optional<double> stream_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,

@@ -117,9 +117,7 @@ constexpr int stream_temporal_depth(int dims, int radius) { return radius > 1 ? 
 /// Launches of it as CUDA blocks cut the planes into chunks for this many times the blocks
 /// the device holds at once: teams that finish early take the next, so those that walk the
 /// rim's tests, and the last wave, cost less; more waves repeat more chunks' warm-up. 6 for
-/// radius 1 (H100: 1, 2, 3, 4, 6, 8, 12, 16 measured, 6 within 2% of the best on issue 25's
-/// cases; H200 at depth 5: 2, 3, 4, 6, 8, 6 or 8 best), 3 for wider shapes (H200, Box-2D49P
-/// f64: 3 best, 7% over 6; perf_tests/RESULTS.md).
+/// radius 1, 3 for wider shapes: the best measured (perf_tests/RESULTS.md).
 constexpr int stream_temporal_waves(int radius) { return radius == 1 ? 6 : 3; }
 /// The same for a matched shape: 0 where the kernel has none.
 constexpr int stream_temporal_depth(int dims, const impl::ShapeMatch& m) {
