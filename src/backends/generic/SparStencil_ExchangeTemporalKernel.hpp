@@ -65,7 +65,7 @@ struct ExchangeTemporalKernel {
   using Acc        = accumulator_t<T>;
   using Word       = unsigned long long;
   static constexpr int R = 1, TX = generic::exchange_tile_columns, TY = generic::exchange_tile_rows;
-  static constexpr int rows    = generic::exchange_rows_per_thread;  ///< a thread's rows of its column
+  static constexpr int rows    = generic::exchange_rows_per_thread(Shape::kind == ShapeKind::box);  ///< a thread's rows of its column
   static constexpr int threads = TX * TY / rows;
   static constexpr int pitch   = TX + 2 * R, plane = (TY + 2 * R) * pitch;
   /// A level's plane is read two phases after it is finished (lag R + 2 planes between
@@ -84,6 +84,7 @@ struct ExchangeTemporalKernel {
   static constexpr long tile_words  = 4 * buffer_words;
   static constexpr const char* label = "sparstencil::generic[exchanging temporal]";
   static constexpr unsigned max_waits = 1u << 19;  ///< pauses of 2 us: about a second
+  static_assert(TX == 64 && rows <= 32, "a warp holds one edge column of the tile, its rows published a lane each");
   static_assert(threads >= halo_cells && threads >= 2 * (TY + 2) + 2 * (TX + 2) && TY % rows == 0 && TX % 32 == 0,
                 "the team's shape: a thread for each halo cell and each cell of the rim's lines");
 
@@ -183,9 +184,14 @@ struct ExchangeTemporalKernel {
       r_in = r_on ? static_cast<int>(gy * g.in_stride[1] + gx * g.in_stride[2]) : 0;
     }
     const int my_words = static_cast<int>(tile * tile_words);
-    const bool edge_column = tx == 0 || tx == TX - 1;
+    // The tile's edge column in this thread's warp (TX = 64: one a warp, the low or the
+    // high), published by its first `rows` lanes, a row each, from the level's plane.
+    const int lane = t % 32;
+    const bool edge_lane = lane < rows;
+    const bool low_edge = tx < 32;
+    const int edge_at = (ty * rows + lane + R) * pitch + R + (low_edge ? 0 : TX - 1);
+    const int edge_words = my_words + static_cast<int>((low_edge ? 2 : 3) * side_words) + (ty * rows + lane) * parts;
     constexpr unsigned all_rows = (1u << rows) - 1;
-    const int column_words = my_words + static_cast<int>((tx == 0 ? 2 : 3) * side_words) + ty * rows * parts;
 
     // The chunk: outputs [z_lo, z_hi); input plane of phase p: z_lo - Depth R + p.
     const int z_lo = chunk * g.tile[0], z_hi = z_lo + g.tile[0] < n0 ? z_lo + g.tile[0] : n0;
@@ -239,12 +245,13 @@ struct ExchangeTemporalKernel {
       // which the checked phases wrote whole.
       if (r_on && p > 0) {
         const int r_here = opaque(r_at);
+        // (Unchecked phases: every level's plane is inside the grid, off the rim.)
+        const T* from = in + static_cast<long>(finished(p - 1, 1)) * g.in_stride[0] + r_in;
         SPARSTENCIL_UNROLL
-        for (int s = 1; s < Depth; ++s) {
+        for (int s = 1; s < Depth; ++s, from -= lag * g.in_stride[0]) {
           const int o = finished(p - 1, s);
-          if (o >= 0 && o < n0 && !rim_plane(o)) {
-            exchange_copy_async(levels + (period * (s - 1) + b_fill) * plane + r_here,
-                                in + static_cast<long>(o) * g.in_stride[0] + r_in, true);
+          if (!checked || (o >= 0 && o < n0 && !rim_plane(o))) {
+            exchange_copy_async(levels + (period * (s - 1) + b_fill) * plane + r_here, from, true);
           }
         }
       }
@@ -276,21 +283,24 @@ struct ExchangeTemporalKernel {
             if (needed) x[f + R][j] = static_cast<Acc>(source[(j - R) * pitch + f]);
           }
         }
+        // Term by term, every row at once: each sum keeps its order of terms, and the rows'
+        // chains are independent, so a warp has `rows` FMAs to issue before one waits.
         SPARSTENCIL_UNROLL
-        for (int j = 0; j < rows; ++j) {
+        for (int dz = -R; dz <= R; ++dz) {
+          bool start = dz == -R;
           SPARSTENCIL_UNROLL
-          for (int dz = -R; dz <= R; ++dz) {
-            Acc& sum   = acc[s - 1][j][slot(dz)];
-            bool start = dz == -R;
+          for (int m = -R; m <= R; ++m) {
             SPARSTENCIL_UNROLL
-            for (int m = -R; m <= R; ++m) {
+            for (int f = -R; f <= R; ++f) {
+              if (!Shape::has(dz, Shape::rest_index(m, f))) continue;
+              const Acc w = shape.weights[(dz + R) * Shape::rest_count + Shape::rest_index(m, f)];
               SPARSTENCIL_UNROLL
-              for (int f = -R; f <= R; ++f) {
-                if (!Shape::has(dz, Shape::rest_index(m, f))) continue;
-                const Acc term = shape.weights[(dz + R) * Shape::rest_count + Shape::rest_index(m, f)] * x[f + R][j + R + m];
+              for (int j = 0; j < rows; ++j) {
+                Acc& sum       = acc[s - 1][j][slot(dz)];
+                const Acc term = w * x[f + R][j + R + m];
                 sum            = start ? term : sum + term;
-                start          = false;
               }
+              start = false;
             }
           }
         }
@@ -345,9 +355,10 @@ struct ExchangeTemporalKernel {
           };
           if (ty == 0) publish(edges + static_cast<long>(tx) * parts, value[0]);
           if (ty == TY / rows - 1) publish(edges + side_words + static_cast<long>(tx) * parts, value[rows - 1]);
-          if (edge_column) {
-            SPARSTENCIL_UNROLL
-            for (int j = 0; j < rows; ++j) publish(words + column_words + buffer + (s - 1) * level_words + j * parts, value[j]);
+          __syncwarp();  // (the edge column's rows, stored by one lane, read by `rows` lanes)
+          // (Not a rim plane's rows, which may still be landing: its words are never read.)
+          if (edge_lane && !(checked && rim_plane(o))) {
+            publish(words + edge_words + buffer + (s - 1) * level_words, to[edge_at - here]);
           }
           // This level's plane of the last phase: the neighbours' words of its halo.
           if (fills && !(checked && rim_plane(finished(p - 1, s)))) {
@@ -432,7 +443,7 @@ struct ExchangeTemporalKernel {
 };
 
 /// Compiled for one block of the kernel's threads an SM: the rings of sums of every level
-/// want up to 255 registers a thread.
+/// want up to 255 registers a thread (a star's 256 threads; a box's 512 have 128).
 template <class Kernel>
 __global__ void __launch_bounds__(Kernel::threads, 1) exchange_kernel(const Kernel kernel) {
   extern __shared__ uint4 exchange_shared[];

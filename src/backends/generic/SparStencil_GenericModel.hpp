@@ -125,14 +125,17 @@ constexpr int stream_temporal_depth(int dims, const impl::ShapeMatch& m) {
   return dims >= 2 && s != nullptr ? stream_temporal_depth(dims, m.radius) : 0;
 }
 /// The exchanging temporal kernel (ExchangeTemporalKernel: CUDA, 3-D radius-1 stars and
-/// boxes of float): a tile of 64 x 32 across a block, 8 rows of one column a thread, one
-/// block an SM, no halo recomputed. The deepest launch: 6 for a star (the rings of sums of
-/// 7 levels spill registers), 4 for a box (deeper ones measured slower on the H100,
+/// boxes of float): a tile of 64 x 32 across a block, one block an SM, no halo recomputed.
+/// A thread owns rows of one column: 8 for a star (256 threads, whose rings of sums of 6
+/// levels take up to 255 registers), 4 for a box (512 threads: its 27 terms a point want
+/// more warps in flight, and its shallower rings fit 128 registers). The deepest launch: 6
+/// for a star (the rings of 7 levels spill), 3 for a box (4 spills and measured slower,
 /// perf_tests/RESULTS.md). Double is not enabled: its depth-4 launch spilled and did not
 /// run; the streaming kernel runs it.
-inline constexpr int exchange_tile_columns = 64, exchange_tile_rows = 32, exchange_rows_per_thread = 8;
+inline constexpr int exchange_tile_columns = 64, exchange_tile_rows = 32;
+SPARSTENCIL_HOST_DEVICE constexpr int exchange_rows_per_thread(bool box) { return box ? 4 : 8; }
 SPARSTENCIL_HOST_DEVICE constexpr int exchange_temporal_depth(int bytes, bool box) {
-  return bytes == 4 ? (box ? 4 : 6) : 0;
+  return bytes == 4 ? (box ? 3 : 6) : 0;
 }
 /// Tiles across a grid of extents n1 (k = 1) and n2 (k = 2, the fastest).
 constexpr long exchange_tiles_across(long n1, long n2) {
