@@ -1,6 +1,6 @@
 #pragma once
 /// Deep temporal blocking of 3-D radius-1 stars and boxes without a recomputed halo
-/// (docs/GENERIC.md, "Tiles that exchange their halos"): a CUDA block owns a 64 x 32 tile
+/// (docs/GENERIC.md, "Tiles that exchange their edges"): a CUDA block owns a 64 x 32 tile
 /// across (k = 2, k = 1) and walks its chunk of planes along k = 0 with `Depth` levels in
 /// flight, as StreamTemporalKernel does, but each level computes the tile alone. The values
 /// a level finishes on the tile's edges go to global memory as words tagged with the phase,
@@ -309,7 +309,8 @@ struct ExchangeTemporalKernel {
         // on a load); the words of those points are published as they are and never read
         // (the tile beside copies its halo cells on the rim itself). Threads with no such
         // point (all but a few on the grid's faces) take the first branch. Checked phases
-        // add the planes outside the grid or on the rim along k = 0.
+        // add the planes outside the grid or on the rim along k = 0 (a rim plane's edge
+        // column is not published at all: its rows may still be landing).
         const int o = finished(p, s);
         T value[rows];
         SPARSTENCIL_UNROLL

@@ -145,10 +145,12 @@ std::optional<std::pair<double, double>> temporal_overheads(const std::vector<in
   return best;
 }
 
-/// ExchangeTemporalKernel in the model, fitted on the H100 (perf_tests/RESULTS.md). A chunk of n planes takes n + t + 3 (t - 1) + 1 phases; a phase
-/// of a tile costs t levels of its 64 x 32 points at 32 + 1.12 issue slots a point and
-/// term on its SM, and device memory reads and writes a
-/// plane of every tile; the two overlap but for half the shorter. Nothing where the kernel
+/// ExchangeTemporalKernel in the model, fitted on the H100 to the kernel's first version
+/// (8 rows a thread for boxes too; it predicts the present kernel 1-6% high at depths 3-6
+/// on the H200, perf_tests/RESULTS.md). A chunk of n planes takes n + t + 3 (t - 1) + 1
+/// phases; a phase of a tile costs t levels of its 64 x 32 points at 32 + 1.12 issue slots
+/// a point and term on its SM, and device memory reads and writes a plane of every tile;
+/// the two overlap but for half the shorter. Nothing where the kernel
 /// does not run the request (generic::exchange_temporal_runs; one block an SM).
 std::optional<double> exchange_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,
                                                 const CompiledShape& shape) {
