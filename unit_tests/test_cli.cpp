@@ -32,11 +32,11 @@ TEST(Cli, PlanPrintsAReadablePlan) {
 }
 
 // A 3-D stencil has dozens of candidate tiles whose lower bounds cannot win: they share
-// one line per reason (52 lines, 36 of them rejected tiles, before).
+// one line per reason (a line a tile made the sparse plan 52 lines long).
 TEST(Cli, PlanOfA3DStencilIsShort) {
   const CliResult r = run_cli("plan box3d27p --grid 512x512x512");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_LE(std::count(r.output.begin(), r.output.end(), '\n'), 14) << r.output;
+  EXPECT_LE(std::count(r.output.begin(), r.output.end(), '\n'), 22) << r.output;
   EXPECT_NE(r.output.find(" tiles "), std::string::npos) << r.output;
 }
 

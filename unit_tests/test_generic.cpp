@@ -327,9 +327,11 @@ TYPED_TEST(GenericExecutor, IterateEqualsRepeatedApplyAndLeavesResultInA) {
       View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
       View x = make_view<View>("x", extents), y = make_view<View>("y", extents);
       fill_random<2>(a, 40 + steps);
-      Kokkos::deep_copy(b, a);
+      // A second buffer of other values: iterate's launches after its first skip the
+      // fixed rim's copy, the applies below each copy it.
+      TestFixture::template second_buffer<2>(a, b, boundary, 50 + steps);
       Kokkos::deep_copy(x, a);
-      Kokkos::deep_copy(y, a);
+      Kokkos::deep_copy(y, b);
       const View original_a = a;
       Options options{boundary, "generic"};
       options.fusion         = 1;  // one launch a step (fused launches: TemporalBlocking*)
@@ -518,14 +520,16 @@ TYPED_TEST(GenericExecutor, ExchangingTemporalBlockingMatchesReference) {
   };
   const Stencil<3> stencils[] = {presets::heat_3d(), presets::box_3d27p(), random_shape(false), random_shape(true)};
   std::uint64_t seed = 9100;
-  auto check = [&](const Stencil<3>& stencil, Boundary boundary, std::array<int, 3> extents, int steps) {
+  // `steps` a launch, `total` steps (launches after the first skip the fixed rim's copy).
+  auto check = [&](const Stencil<3>& stencil, Boundary boundary, std::array<int, 3> extents, int steps,
+                   int total) {
     View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
     fill_random<3>(a, seed++);
     TestFixture::template second_buffer<3>(a, b, boundary, seed++);
     const HostGrid<3> start = to_grid<3>(a);
     Options options{boundary, "generic"};
     options.fusion           = steps;
-    const RunReport report   = iterate(exec_space(), stencil, a, b, steps, options);
+    const RunReport report   = iterate(exec_space(), stencil, a, b, total, options);
     exec_space().fence();
     const long n1 = extents[1], n2 = layout_right ? extents[2] : extents[0];
     const auto match     = impl::match_shape(stencil);
@@ -535,18 +539,19 @@ TYPED_TEST(GenericExecutor, ExchangingTemporalBlockingMatchesReference) {
     EXPECT_EQ(report.steps_per_launch, exchanges ? steps : std::min(steps, 4)) << report.variant;
     EXPECT_EQ(report.variant.find("exchanging") != std::string::npos, exchanges)
         << impl::tuple_string(extents) << ", " << to_string(boundary) << ", " << report.variant;
-    const HostGrid<3> expected  = reference_iterate(stencil, start, steps, boundary);
-    const HostGrid<3> magnitude = reference_iterate(abs_weights(stencil), abs(start), steps, boundary);
-    EXPECT_TRUE(within_bound(to_grid<3>(a), expected, magnitude, steps * step_error_factor<T>(stencil.size())))
+    const HostGrid<3> expected  = reference_iterate(stencil, start, total, boundary);
+    const HostGrid<3> magnitude = reference_iterate(abs_weights(stencil), abs(start), total, boundary);
+    EXPECT_TRUE(within_bound(to_grid<3>(a), expected, magnitude, total * step_error_factor<T>(stencil.size())))
         << stencil.name() << ", " << to_string(boundary) << ", extents " << impl::tuple_string(extents) << ", "
-        << steps << " steps, " << report.variant;
+        << total << " steps, " << steps << " a launch, " << report.variant;
   };
   for (const Stencil<3>& stencil : stencils) {
     const int deepest = generic::exchange_temporal_depth(sizeof(T), impl::match_shape(stencil)->kind == impl::ShapeKind::box);
     for (int steps = 2; steps <= deepest; ++steps) {
-      check(stencil, Boundary::interior, {23, 45, 70}, steps);
-      check(stencil, Boundary::fixed_rim, {23, 45, 70}, steps);
-      check(stencil, Boundary::periodic, {64, 64, 64}, steps);
+      // Two launches and a single step.
+      check(stencil, Boundary::interior, {23, 45, 70}, steps, 2 * steps + 1);
+      check(stencil, Boundary::fixed_rim, {23, 45, 70}, steps, 2 * steps + 1);
+      check(stencil, Boundary::periodic, {64, 64, 64}, steps, 2 * steps + 1);
     }
   }
   for (int s = 0; s < 2; ++s) {
@@ -554,9 +559,9 @@ TYPED_TEST(GenericExecutor, ExchangingTemporalBlockingMatchesReference) {
       // The deepest launch (chunks of several planes), and for the box one deeper, which
       // the streaming kernel runs.
       const int deepest = generic::exchange_temporal_depth(sizeof(T), s == 1);
-      check(stencils[s], boundary, {100, 96, 192}, 2);
-      check(stencils[s], boundary, {100, 96, 192}, deepest);
-      if (s == 1) check(stencils[s], boundary, {100, 96, 192}, deepest + 1);
+      check(stencils[s], boundary, {100, 96, 192}, 2, 2);
+      check(stencils[s], boundary, {100, 96, 192}, deepest, deepest);
+      if (s == 1) check(stencils[s], boundary, {100, 96, 192}, deepest + 1, deepest + 1);
     }
   }
 }

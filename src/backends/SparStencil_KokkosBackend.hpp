@@ -83,6 +83,12 @@ class Launcher {
  public:
   virtual ~Launcher()                                                                      = default;
   virtual void launch(const ExecSpace& space, const InView& in, const OutView& out) const = 0;
+  /// A launch whose `out` already holds `in`'s rim under Boundary::fixed_rim (iterate's
+  /// launches after its first: each launch leaves out's rim equal to in's). Backends that
+  /// copy the rim in a launch of its own skip that copy; the others launch as launch().
+  virtual void launch_rim_held(const ExecSpace& space, const InView& in, const OutView& out) const {
+    launch(space, in, out);
+  }
   /// What runs, for RunReport::variant ("row runs, 12 chunks, ...", "streaming 64x1 ...").
   virtual std::string describe() const = 0;
   /// Whether launches can be recorded into a CUDA graph (no host synchronisation, no

@@ -179,7 +179,7 @@ class StencilPlan {
     const impl::ProfilingRegion region(main.iterate_region);
     std::size_t next = replay_recorded(launches, a, b);
     for (; next < launches.size(); ++next) {
-      launches[next]->launcher->launch(m_space, a, b);
+      launch_in_run(*launches[next]->launcher, next, a, b);
       std::swap(a, b);
     }
     RunReport r        = main.report;
@@ -382,6 +382,9 @@ class StencilPlan {
     void launch(const ExecSpace& space, const InView& in, const OutView& out) const override {
       m_to.launch(space, in, out);
     }
+    void launch_rim_held(const ExecSpace& space, const InView& in, const OutView& out) const override {
+      m_to.launch_rim_held(space, in, out);
+    }
     std::string describe() const override { return m_to.describe(); }
     bool capturable() const override { return m_to.capturable(); }
 
@@ -482,6 +485,14 @@ class StencilPlan {
 
   /// Replays the recorded graph over the leading launches of the schedule where they are
   /// runs of one recordable stage on CUDA (Options::cuda_graphs); returns the launches done.
+  /// The n-th launch of a run ping-ponging between two buffers: under fixed_rim the launches
+  /// after the first find the rim already in place (the first copied it, none changes it).
+  void launch_in_run(const Launcher<ExecSpace, InView, OutView>& launcher, std::size_t n, const InView& in,
+                     const OutView& out) const {
+    if (n > 0 && m_single->plan.boundary == Boundary::fixed_rim) launcher.launch_rim_held(m_space, in, out);
+    else launcher.launch(m_space, in, out);
+  }
+
   std::size_t replay_recorded(const std::vector<const StageData*>& launches, InView& a, OutView& b) {
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda> && std::is_same_v<InView, OutView>) {
@@ -500,7 +511,7 @@ class StencilPlan {
         OutView y = b;
         auto graph = std::make_unique<impl::RecordedLaunches>("iterate", m_space.cuda_stream(), [&] {
           for (int n = 0; n < recorded_launches; ++n) {
-            first->launcher->launch(m_space, x, y);
+            launch_in_run(*first->launcher, n, x, y);
             std::swap(x, y);
           }
         });

@@ -60,34 +60,46 @@ class GenericExecutor {
     return std::string(to_string(m_match->kind)) + " r" + std::to_string(m_match->radius);
   }
 
+  /// A prepared launch, called as one: the kernel, then the rim's launch where the kernel
+  /// leaves the rim to one. Under fixed_rim that launch copies in's rim to out, which a
+  /// call with `rim_held` (out's rim already holds in's) skips.
+  template <class InView, class OutView>
+  struct Prepared {
+    std::function<void(const T*, T*)> kernel;
+    std::function<void(const InView&, const OutView&)> rim;
+    bool rim_copies = false;
+    void operator()(const InView& from, const OutView& to, bool rim_held = false) const {
+      if (kernel) kernel(from.data(), to.data());
+      if (rim && !(rim_held && rim_copies)) rim(from, to);
+    }
+  };
+
   /// A launch made ready for Views of the extents and strides of `in` and `out`: one step
   /// with `config`, or `steps` (>= 2) steps by temporal blocking (FusedKernel: `config`
   /// gives the team and the outputs V a thread computes per item; its caching is
   /// ignored). The variant is checked, the geometry, weights and launch policies fixed
   /// here, so a call only launches, asynchronously on `space`. The executor must outlive it.
   template <class InView, class OutView>
-  std::function<void(const InView&, const OutView&)> prepare(const ExecSpace& space, const InView& in,
-                                                             const OutView& out, Boundary boundary,
-                                                             GenericConfig config, int steps = 1) const {
-    using Step = std::function<void(const T*, T*)>;
-    Step interior;
+  Prepared<InView, OutView> prepare(const ExecSpace& space, const InView& in, const OutView& out, Boundary boundary,
+                                    GenericConfig config, int steps = 1) const {
+    Prepared<InView, OutView> launch;
     if (steps > 1) {
       config = temporal_runnable(config, in, out, steps);
       if (config.caching == GenericCaching::streaming) {
         const Geometry<D> g = temporal_geometry(in, out, config, steps, boundary);
         with_shape<false>(space, g, [&](const auto& shape) {
-          interior = prepared_stream_temporal(space, shape, g, steps, boundary);
+          launch.kernel = prepared_stream_temporal(space, shape, g, steps, boundary);
         });
       } else {
         const Geometry<D> g = geometry(in, out, config, /*whole grid*/ true);
         with_shape<false>(space, g, [&](const auto& shape) {
           with_outputs(config, [&](auto v) {
             using Kernel = FusedKernel<T, D, std::decay_t<decltype(shape)>, decltype(v)::value, ExecSpace>;
-            interior     = prepared(space, Kernel{nullptr, nullptr, g, shape, steps, boundary});
+            launch.kernel = prepared(space, Kernel{nullptr, nullptr, g, shape, steps, boundary});
           });
         });
       }
-      return [interior](const InView& from, const OutView& to) { interior(from.data(), to.data()); };
+      return launch;
     }
     config = runnable(config, in, out);
     // Streaming kernels wrap their reads: under a periodic boundary they cover the rim too.
@@ -96,32 +108,28 @@ class GenericExecutor {
     bool empty          = false;
     for (int k = 0; k < D; ++k) empty = empty || g.count[k] <= 0;
     if (!empty && config.caching == GenericCaching::streaming) {
-      with_shape<true>(space, g, [&](const auto& shape) { interior = prepared_stream(space, shape, g, config); });
+      with_shape<true>(space, g, [&](const auto& shape) { launch.kernel = prepared_stream(space, shape, g, config); });
     } else if (!empty) {
-      with_shape<false>(space, g, [&](const auto& shape) { interior = prepared_interior(space, shape, g, config); });
+      with_shape<false>(space, g, [&](const auto& shape) { launch.kernel = prepared_interior(space, shape, g, config); });
     }
-    std::function<void(const InView&, const OutView&)> rim;
-    if (boundary != Boundary::interior && !wrap) rim = prepared_rim<InView, OutView>(space, out, g, boundary);
-    return [interior, rim](const InView& from, const OutView& to) {
-      if (interior) interior(from.data(), to.data());
-      if (rim) rim(from, to);
-    };
+    if (boundary != Boundary::interior && !wrap) launch.rim = prepared_rim<InView, OutView>(space, out, g, boundary);
+    launch.rim_copies = boundary == Boundary::fixed_rim;
+    return launch;
   }
 
   /// A launch of `steps` steps by ExchangeTemporalKernel (where exchange_runs), prepared as
   /// prepare() prepares the others.
   template <class InView, class OutView>
-  std::function<void(const InView&, const OutView&)> prepare_exchange(const ExecSpace& space, const InView& in,
-                                                                      const OutView& out, Boundary boundary,
-                                                                      int steps) const {
-    const std::function<void(const T*, T*)> step = prepared_exchange_temporal(space, in, out, steps, boundary);
+  Prepared<InView, OutView> prepare_exchange(const ExecSpace& space, const InView& in, const OutView& out,
+                                             Boundary boundary, int steps) const {
+    Prepared<InView, OutView> launch;
+    launch.kernel = prepared_exchange_temporal(space, in, out, steps, boundary);
     // The kernel leaves the rim of the output alone: under fixed_rim a rim launch copies it.
-    std::function<void(const InView&, const OutView&)> rim;
-    if (boundary == Boundary::fixed_rim) rim = prepared_rim<InView, OutView>(space, out, geometry(in, out, GenericConfig{}), boundary);
-    return [step, rim](const InView& from, const OutView& to) {
-      step(from.data(), to.data());
-      if (rim) rim(from, to);
-    };
+    if (boundary == Boundary::fixed_rim) {
+      launch.rim        = prepared_rim<InView, OutView>(space, out, geometry(in, out, GenericConfig{}), boundary);
+      launch.rim_copies = true;
+    }
+    return launch;
   }
 
   /// One step (or `steps` fused) from `in` to `out`, prepared and launched at once.

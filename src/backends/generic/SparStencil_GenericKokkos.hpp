@@ -51,6 +51,9 @@ class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
   }
 
   void launch(const ExecSpace&, const InView& in, const OutView& out) const override { m_step(in, out); }
+  void launch_rim_held(const ExecSpace&, const InView& in, const OutView& out) const override {
+    m_step(in, out, /*rim_held*/ true);
+  }
   std::string describe() const override { return m_variant; }
   /// Kokkos' light-weight CUDA launches (the kernel in its parameters, team scratch only)
   /// are recorded by stream capture as they are; the exchanging kernel's cooperative
@@ -65,7 +68,7 @@ class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
 
  private:
   std::unique_ptr<const Executor> m_executor;
-  std::function<void(const InView&, const OutView&)> m_step;
+  typename Executor::template Prepared<InView, OutView> m_step;
   std::string m_variant;
   bool m_exchange = false;
 };

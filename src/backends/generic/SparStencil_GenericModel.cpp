@@ -91,6 +91,8 @@ std::optional<CompiledShape> compiled_shape(const AnyStencil& stencil, bool gpu)
 // Measured on the H100 (perf_tests/RESULTS.md) and used for every GPU (same code path):
 // float single steps at 87-93% of the copy roofline where memory bound (double 84-98%);
 // Box-2D49P float 292 GStencil/s = 28.6 of 66.9 FMA TFLOP/s, double 111 = 10.9 of 33.5;
+// 3-D in float: the periodic Box-3D27P 352 on the H200 = 19.0 TFLOP/s (28%; on the H100
+// memory binds it first, 86% of the copy roofline);
 // 3-D under walls: the 510^3 interior box at 71-78% of the periodic
 // 512^3 rate, the rim launch 60 us for its 1.57M points; half_t Views 79-82% in 2-D,
 // 68% in 3-D (2-byte loads through registers). Run-time shapes: 4.2-6.3 TFLOP/s-equivalent
@@ -102,6 +104,7 @@ Efficiency efficiency(const DeviceDescription& device) {
     e.memory        = 0.85;
     e.memory_16bit  = 0.72;
     e.compute       = 0.42;
+    e.compute_3d    = 0.30;
     e.compute_f64   = 0.33;
     e.walls_3d      = 0.74;
     e.rim_points_per_s = 25e9;
@@ -171,14 +174,9 @@ std::optional<double> exchange_temporal_seconds(const PlanRequest& r, const Devi
   const double work         = t * tile_points * per_point / slots_per_s;
   const double memory       = tiles * tile_points * 2.0 * bytes / (d.memory_bytes_per_s * 0.865);
   const double per_phase    = std::max(work, memory) + 0.5 * std::min(work, memory);
-  // fixed_rim: a rim launch after the kernel copies the rim (the kernel leaves it).
-  double rim = 0;
-  if (r.boundary == Boundary::fixed_rim && efficiency(d).rim_points_per_s > 0) {
-    double inner = 1;
-    for (const long n : r.grid) inner *= static_cast<double>(std::max(0L, n - 2));
-    rim = (static_cast<double>(grid_points(r.grid)) - inner) / efficiency(d).rim_points_per_s;
-  }
-  return phases * per_phase + rim;
+  // Under fixed_rim a rim launch copies the output's rim after the kernel, but iterate runs
+  // it with its first launch only (the rim stays in place from then on): not counted.
+  return phases * per_phase;
 }
 
 /// StreamTemporalKernel in the model (constants fitted to perf_tests/RESULTS.md,
@@ -260,7 +258,8 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   const double runtime_rate   = d.cuda_f32_flops * e.runtime_shape;
   const double rate           = !shape                 ? runtime_rate
                                 : shape->streaming_only ? precision_rate * e.compute_wide
-                                                        : precision_rate * (r.precision == Precision::f64 ? e.compute_f64 : e.compute);
+                                : r.precision == Precision::f64 ? precision_rate * e.compute_f64
+                                : precision_rate * (r.grid.size() == 3 ? e.compute_3d : e.compute);
   const double fused_rate     = shape && !shape->streaming_only ? rate : runtime_rate;
   const double flops_per_step = points * 2.0 * static_cast<double>(term_count(r.stencil));
   const int bytes             = storage_bytes(grid_format(r.precision, r.float_grids));

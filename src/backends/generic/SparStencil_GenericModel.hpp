@@ -200,6 +200,7 @@ struct Efficiency {
   double memory       = 1;  ///< of the copy bandwidth, 32- and 64-bit Views
   double memory_16bit = 1;  ///< 16-bit Views (one 2-byte load a value)
   double compute      = 1;  ///< of the FMA rate, compiled shapes in half_t and float
+  double compute_3d   = 1;  ///< the same, 3-D grids
   double compute_f64  = 1;  ///< of the FMA rate, compiled shapes in double
   double compute_wide = 1;  ///< of the FMA rate, the compute-bound boxes (CompiledShape::streaming_only)
   /// Shapes without a compiled kernel loop over offsets and weights in memory: bound by
