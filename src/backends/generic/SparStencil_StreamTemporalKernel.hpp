@@ -8,7 +8,8 @@
 /// one phase later. So every level advances one plane per phase, one barrier a phase, and
 /// device memory is read and written once for all the steps. Each thread owns the same W
 /// columns (and, in 3-D, Y rows) at every level, so its loads of the input are the values
-/// it sums first.
+/// it sums first, and its own columns of a level's plane stay in its registers for the
+/// level after.
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -268,6 +269,18 @@ struct StreamTemporalKernel {
         }
       }
     }
+    // The rows the levels but the last completed last phase (zero, as their planes are,
+    // before the first): a level reads its own columns of the row before from here, not
+    // from scratch, where the thread stored them.
+    T carried[Depth > 1 ? Depth - 1 : 1][Y][W];
+    SPARSTENCIL_UNROLL
+    for (int s = 0; s < Depth - 1; ++s) {
+      SPARSTENCIL_UNROLL
+      for (int j = 0; j < Y; ++j) {
+        SPARSTENCIL_UNROLL
+        for (int w = 0; w < W; ++w) carried[s][j][w] = T(0);
+      }
+    }
     team.team_barrier();  // the zeroed planes, before copies land in them
     for (int p = 0; p < ahead; ++p) fetch(p);
 
@@ -296,7 +309,10 @@ struct StreamTemporalKernel {
             T x[chunks * W];
             SPARSTENCIL_UNROLL
             for (int c = 0; c < chunks; ++c) {
-              if constexpr (W == 1) {
+              if (s > 1 && m == 0 && c * W == pad) {
+                SPARSTENCIL_UNROLL
+                for (int w = 0; w < W; ++w) x[c * W + w] = carried[s - 2][j][w];
+              } else if constexpr (W == 1) {
                 if (chunk_needed(m, c)) x[c] = row[c];
               } else if (chunk_needed(m, c)) {
                 const Chunk v = reinterpret_cast<const Chunk*>(row)[c];
@@ -355,7 +371,7 @@ struct StreamTemporalKernel {
           if (s < Depth) {
             Chunk v;
             SPARSTENCIL_UNROLL
-            for (int w = 0; w < W; ++w) v.v[w] = value[s - 1][j][w];
+            for (int w = 0; w < W; ++w) v.v[w] = carried[s - 1][j][w] = value[s - 1][j][w];
             *reinterpret_cast<Chunk*>(write_levels + 2L * (s - 1) * plane + corner(j)) = v;
           } else {
             SPARSTENCIL_UNROLL
