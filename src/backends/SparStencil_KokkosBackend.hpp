@@ -83,9 +83,10 @@ class Launcher {
  public:
   virtual ~Launcher()                                                                      = default;
   virtual void launch(const ExecSpace& space, const InView& in, const OutView& out) const = 0;
-  /// A launch whose `out` already holds `in`'s rim under Boundary::fixed_rim (iterate's
-  /// launches after its first: each launch leaves out's rim equal to in's). Backends that
-  /// copy the rim in a launch of its own skip that copy; the others launch as launch().
+  /// A launch that follows another between the same two buffers (iterate's launches after
+  /// its first): under Boundary::fixed_rim each launch leaves out's rim equal to in's, so
+  /// `out` already holds it, and backends that copy it in a launch of their own skip that
+  /// copy; otherwise the same as launch().
   virtual void launch_rim_held(const ExecSpace& space, const InView& in, const OutView& out) const {
     launch(space, in, out);
   }

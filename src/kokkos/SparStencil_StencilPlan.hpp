@@ -483,16 +483,16 @@ class StencilPlan {
     return false;
   }
 
-  /// Replays the recorded graph over the leading launches of the schedule where they are
-  /// runs of one recordable stage on CUDA (Options::cuda_graphs); returns the launches done.
-  /// The n-th launch of a run ping-ponging between two buffers: under fixed_rim the launches
-  /// after the first find the rim already in place (the first copied it, none changes it).
+  /// The n-th launch of a run ping-ponging between two buffers: the launches after the
+  /// first find a fixed rim already in place (Launcher::launch_rim_held).
   void launch_in_run(const Launcher<ExecSpace, InView, OutView>& launcher, std::size_t n, const InView& in,
                      const OutView& out) const {
-    if (n > 0 && m_single->plan.boundary == Boundary::fixed_rim) launcher.launch_rim_held(m_space, in, out);
+    if (n > 0) launcher.launch_rim_held(m_space, in, out);
     else launcher.launch(m_space, in, out);
   }
 
+  /// Replays the recorded graph over the leading launches of the schedule where they are
+  /// runs of one recordable stage on CUDA (Options::cuda_graphs); returns the launches done.
   std::size_t replay_recorded(const std::vector<const StageData*>& launches, InView& a, OutView& b) {
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda> && std::is_same_v<InView, OutView>) {
