@@ -302,12 +302,13 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
   // Bit k mod 4: step k's interleaved rows came as they are (the in-place pass is due).
   // (Recomputing that from k at the pass instead made the 2-D kernel spill.)
   unsigned raw_steps = 0;
-  auto request = [&](int k) {
+  // `first_slot`: the ring slot of step k's first image row, first_row(k) mod ring (1-D/2-D).
+  auto request = [&](int k, int first_slot) {
     if constexpr (D == 2) {
       const int a0 = first_row(k), a1 = end_row(k);
       if (pairs_whole && row_origin + a0 >= 0 && row_origin + a1 <= n_y) {
         const T* from          = in + static_cast<long>(row_origin + a0) * p.in_stride[1] + pair_column;
-        unsigned at            = ring_address + a0 % p.ring * pitch_bytes + 4 * lane;
+        unsigned at            = ring_address + first_slot * pitch_bytes + 4 * lane;
         const unsigned lane_end = ring_end + 4 * lane;
 #pragma unroll 2
         for (int a = a0; a < a1; ++a, from += p.in_stride[1]) {
@@ -341,7 +342,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           const T* from        = in + static_cast<long>(row_origin + a0 + lane_row) * p.in_stride[1] + lane_source;
           const long from_step = rows_per_pass * p.in_stride[1];
           // The lane's chunk of ring row a mod ring, advanced and wrapped row by row.
-          unsigned at            = ring_address + (a0 + lane_row) % p.ring * pitch_bytes + lane_at;
+          unsigned at            = ring_address + next_slot(first_slot, lane_row) * pitch_bytes + lane_at;
           const unsigned at_step = rows_per_pass * pitch_bytes, lane_end = ring_end + lane_at;
           // Two rows an iteration: a copy's source registers are not rewritten while the
           // copy still reads them (a long-scoreboard wait per row otherwise); one for tf32,
@@ -356,7 +357,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           cp_async_commit();
           return;
         }
-        for (int a = a0 + lane_row, slot = a % p.ring; a < a1; a += rows_per_pass, slot = next_slot(slot, rows_per_pass)) {
+        for (int a = a0 + lane_row, slot = next_slot(first_slot, lane_row); a < a1; a += rows_per_pass, slot = next_slot(slot, rows_per_pass)) {
           const T* row = D == 2 ? source_row(in, row_origin + a) : in;
           const long x = D == 2 ? lane_column : static_cast<long>(row_origin + a) * strip_width + lane_column;
           fill(slot * p.pitch + row_shift(a) / bytes, row, x);
@@ -365,7 +366,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     }
     cp_async_commit();
   };
-  for (int k = 0; k < p.ahead; ++k) request(k);
+  for (int k = 0; k < p.ahead; ++k) request(k, first_row(k) % p.ring);
 
   // Interleaved rows (16-bit values): once step k's rows have arrived as they are, each
   // block of 2 D values is rewritten in place, 16-byte loads and stores, pairs moved in
@@ -454,19 +455,32 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
 
   int plane_slot = 0;  // 3-D: ring slot of step k's first plane (k mod ring)
   int row_slot   = 0;  // 1-D/2-D: ring slot of step k's first image row (S k mod ring)
-  for (int k = 0; k < count; ++k) {
-    __syncwarp();  // every lane is done with the slots the request below overwrites
+  // A step requests the image of step k + ahead (which writes no row the step reads) before
+  // its MMAs or, in the 2-D periodic variants but the shifted chunk loop, behind them, where
+  // the request's address work fills their latency (measured per variant: RESULTS.md).
+  constexpr bool request_behind = D == 2 && !Walls && Loop != RowLoop::shifted_chunks;
+  auto request_next = [&](int k) {
     if (k + p.ahead < count) {
-      request(k + p.ahead);
+      // (row_slot is step k's: first_row(k + ahead) lies S ahead + 2 row_halo rows on.)
+      request(k + p.ahead, next_slot(row_slot, step_rows * p.ahead + 2 * p.row_halo));
     } else {
       cp_async_commit();
     }
-    if (p.ahead == 2) {
-      cp_async_wait<2>();
-    } else {
-      cp_async_wait<1>();
+  };
+  for (int k = 0; k < count; ++k) {
+    if constexpr (!request_behind) {
+      __syncwarp();  // every lane is done with the slots the request overwrites
+      request_next(k);
     }
-    __syncwarp();  // the other lanes' copies are visible
+    // Step k's copies have arrived (the groups committed after its own may be in flight);
+    // the other lanes' are visible, and every lane is done with step k - 1.
+    constexpr int later = request_behind ? 0 : 1;
+    if (p.ahead == 2) {
+      cp_async_wait<1 + later>();
+    } else {
+      cp_async_wait<later>();
+    }
+    __syncwarp();
     if constexpr (Interleaved) {
       if (p.interleave != 0 && (raw_steps >> (k & 3) & 1u) != 0) {
         interleave_arrived(k);
@@ -728,6 +742,8 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
             std::integral_constant<int, 0>{}, std::false_type{});
     }
 
+    if constexpr (request_behind) request_next(k);
+
     // Stage: c0, c1 are output g of tiles 2t, 2t+1; c2, c3 output g + 8. (In the
     // ring: the step's first plane (3-D) or rows are free from here on; the next request
     // rewrites them, after the stores below.)
@@ -777,8 +793,17 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     // Grid row of the lane's first run (2-D, 3-D), and its output.
     const int row0 = D == 3 ? y0 + store_row : step_rows * (static_cast<int>(first) + k) + store_row;
     T* out_row     = out_lane + g0 * p.out_stride[0] + static_cast<long>(row0) * p.out_stride[1];
+    constexpr int store_passes = step_rows / store_rows;
+    if (D > 1 && plane_whole && row0 >= rim[1] && row0 + store_rows * (store_passes - 1) < n_y - rim[1]) {
+      // Every run of the lane inside: its shared loads first, then its stores (one wait).
+      uint4 v[store_passes];
 #pragma unroll
-    for (int m = 0; m < step_rows / store_rows; ++m) {
+      for (int m = 0; m < store_passes; ++m) v[m] = ld_shared_v4(stage_address + bytes * (staged_lane + slot_step * m * p.stage_pitch));
+#pragma unroll
+      for (int m = 0; m < store_passes; ++m) st_global_v4(out_row + m * store_rows * p.out_stride[1], v[m]);
+    } else {
+#pragma unroll
+    for (int m = 0; m < store_passes; ++m) {
       const int r     = store_row + store_rows * m;
       const int staged = staged_lane + slot_step * m * p.stage_pitch;
       if constexpr (D > 1) {
@@ -799,6 +824,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           store_run<P>(p, stage + staged, 0, 0, x, V);
         }
       }
+    }
     }
     if (D == 3) plane_slot = plane_slot + 1 == p.ring ? 0 : plane_slot + 1;
     if (D < 3) row_slot = next_slot(row_slot, step_rows);
