@@ -253,9 +253,9 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
     fill_chunk<P>(p, ring + at + lane_unit * V, row, x);
   };
   // Every copying lane's chunk lies inside (or wraps whole): 2-D rows that lie inside the
-  // grid then take a plain loop (a pointer advanced per row, no checks). (The same loop
-  // for 3-D planes measured slower on the H100, Heat-3D 467 -> 450 and Box-3D27P 328 -> 310
-  // GStencil/s: not taken.)
+  // grid then take a plain loop (a pointer advanced per row, no checks), and so do 3-D
+  // planes in the walls variant (fused 3-D plans at walls 6-10% faster on the H200; the
+  // periodic single steps 4% slower with it, as on the H100 before: RESULTS.md).
   const bool warp_whole = __all_sync(0xFFFFFFFFu, lane_whole || lane_row >= rows_per_pass);
   // Interleaved 2-D rows whose pairs all lie inside the grid are copied pair by pair (4
   // bytes) straight to their interleaved places, no in-place pass: lane l fills words l and
@@ -332,6 +332,19 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
           const long zw   = wrap_coordinate(p.boundary, z, p.extent[0]);
           const T* source = zw < 0 ? nullptr : in + zw * p.in_stride[0];
           const int plane = (u % p.ring) * p.plane_values;
+          if (Walls && warp_whole && source != nullptr && row_origin >= 0 && row_origin + rows <= n_y) {
+            // The plane's rows inside the grid: the 2-D rows' plain loop (walls variant only).
+            const T* from        = source + static_cast<long>(row_origin + lane_row) * p.in_stride[1] + lane_source;
+            const long from_step = rows_per_pass * p.in_stride[1];
+            unsigned at          = ring_address + bytes * (plane + lane_row * p.pitch) + lane_at;
+            const unsigned at_step = rows_per_pass * pitch_bytes;
+#pragma unroll 2
+            for (int r = lane_row; r < rows; r += rows_per_pass, from += from_step, at += at_step) {
+              if constexpr (Walls) cp_async_16(at, from, lane_outside ? 0u : 16u);
+              else cp_async_16(at, from);
+            }
+            continue;
+          }
           for (int r = lane_row; r < rows; r += rows_per_pass) {
             fill(plane + r * p.pitch, source_row(source, row_origin + r), lane_column);
           }
