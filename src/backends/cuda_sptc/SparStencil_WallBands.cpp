@@ -11,14 +11,15 @@ namespace sparstencil::cuda_sptc {
 namespace {
 
 /// Block extents along a band whose normal is axis `normal`: the band's width across (up to
-/// 16), 256 along the fastest axis, 32 and 8 along the others (few blocks, each with work
-/// for its 256 threads at every step); halved (the widest axis first, the normal last)
+/// 16), 64 along the fastest axis, 32 and 8 along the others (each block with work for its
+/// 256 threads at every step, and blocks enough to fill the SMs: the kernel's time is its
+/// blocks' t dependent steps, and it runs after the sparse kernel has left the SMs); halved (the widest axis first, the normal last)
 /// until the region (extents + 2 halo, inside the grid) fits `max_points`. nullopt where
 /// even one point's region does not.
 std::optional<std::array<long, 3>> block_extents(const std::array<long, 3>& box, int normal,
                                                  const std::array<long, 3>& halo, const std::array<long, 3>& n,
                                                  long max_points) {
-  std::array<long, 3> t = {8, 32, 256};
+  std::array<long, 3> t = {8, 32, 64};
   t[normal]             = 16;
   for (int a = 0; a < 3; ++a) t[a] = std::max(1L, std::min(t[a], box[a]));
   auto points = [&] {
