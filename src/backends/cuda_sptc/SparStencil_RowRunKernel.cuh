@@ -10,7 +10,8 @@
 /// being 16 rows (8 for tf32) in 1-D and 2-D (the 1-D line folded into rows of `width`)
 /// and one z plane of as many rows in 3-D. Per step:
 ///   1. the image of the step `ahead` later is requested into the warp's ring (rows in
-///      1-D/2-D, planes in 3-D), a 16-byte chunk per lane and row: cp.async copies, also
+///      1-D/2-D, planes in 3-D; in the 2-D periodic variants but the shifted chunk loop
+///      after step 2's MMAs are issued), a 16-byte chunk per lane and row: cp.async copies, also
 ///      where a periodic row wraps whole, element copies only where a chunk straddles an
 ///      end of the grid; the ring keeps what later steps read again, so every input row
 ///      is read once per strip (2-D rows inside the grid: one pointer add and one cp.async
