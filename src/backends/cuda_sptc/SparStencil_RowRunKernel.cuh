@@ -11,7 +11,7 @@
 /// and one z plane of as many rows in 3-D. Per step:
 ///   1. the image of the step `ahead` later is requested into the warp's ring (rows in
 ///      1-D/2-D, planes in 3-D; in the 2-D periodic variants but the shifted chunk loop
-///      after step 2's MMAs are issued), a 16-byte chunk per lane and row: cp.async copies, also
+///      once the MMAs of 2. are issued), a 16-byte chunk per lane and row: cp.async copies, also
 ///      where a periodic row wraps whole, element copies only where a chunk straddles an
 ///      end of the grid; the ring keeps what later steps read again, so every input row
 ///      is read once per strip (2-D rows inside the grid: one pointer add and one cp.async
@@ -341,8 +341,7 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
             const unsigned at_step = rows_per_pass * pitch_bytes;
 #pragma unroll 2
             for (int r = lane_row; r < rows; r += rows_per_pass, from += from_step, at += at_step) {
-              if constexpr (Walls) cp_async_16(at, from, lane_outside ? 0u : 16u);
-              else cp_async_16(at, from);
+              cp_async_16(at, from, lane_outside ? 0u : 16u);
             }
             continue;
           }
@@ -812,33 +811,35 @@ __global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
       // Every run of the lane inside: its shared loads first, then its stores (one wait).
       uint4 v[store_passes];
 #pragma unroll
-      for (int m = 0; m < store_passes; ++m) v[m] = ld_shared_v4(stage_address + bytes * (staged_lane + slot_step * m * p.stage_pitch));
+      for (int m = 0; m < store_passes; ++m) {
+        v[m] = ld_shared_v4(stage_address + bytes * (staged_lane + slot_step * m * p.stage_pitch));
+      }
 #pragma unroll
       for (int m = 0; m < store_passes; ++m) st_global_v4(out_row + m * store_rows * p.out_stride[1], v[m]);
     } else {
 #pragma unroll
-    for (int m = 0; m < store_passes; ++m) {
-      const int r     = store_row + store_rows * m;
-      const int staged = staged_lane + slot_step * m * p.stage_pitch;
-      if constexpr (D > 1) {
-        const int g1 = row0 + store_rows * m;
-        if (plane_whole && g1 >= rim[1] && g1 < n_y - rim[1]) {
-          st_global_v4(out_row, ld_shared_v4(stage_address + bytes * staged));
+      for (int m = 0; m < store_passes; ++m) {
+        const int r     = store_row + store_rows * m;
+        const int staged = staged_lane + slot_step * m * p.stage_pitch;
+        if constexpr (D > 1) {
+          const int g1 = row0 + store_rows * m;
+          if (plane_whole && g1 >= rim[1] && g1 < n_y - rim[1]) {
+            st_global_v4(out_row, ld_shared_v4(stage_address + bytes * staged));
+            out_row += store_rows * p.out_stride[1];
+            continue;
+          }
           out_row += store_rows * p.out_stride[1];
-          continue;
-        }
-        out_row += store_rows * p.out_stride[1];
-        // (Walls, aligned: a run at a wall or a rim row is the wall kernel's.)
-        if (!Walls || !p.out_aligned) store_run<P>(p, stage + staged, g0, g1, store_x, V);
-      } else {
-        const long x = (static_cast<long>(step_rows) * (first + k) + r) * strip_width + store_chunk * V;
-        if (p.out_aligned && x >= rim[2] && x + V <= p.extent[2] - rim[2]) {
-          st_global_v4(static_cast<T*>(p.out) + x, ld_shared_v4(stage_address + bytes * staged));
+          // (Walls, aligned: a run at a wall or a rim row is the wall kernel's.)
+          if (!Walls || !p.out_aligned) store_run<P>(p, stage + staged, g0, g1, store_x, V);
         } else {
-          store_run<P>(p, stage + staged, 0, 0, x, V);
+          const long x = (static_cast<long>(step_rows) * (first + k) + r) * strip_width + store_chunk * V;
+          if (p.out_aligned && x >= rim[2] && x + V <= p.extent[2] - rim[2]) {
+            st_global_v4(static_cast<T*>(p.out) + x, ld_shared_v4(stage_address + bytes * staged));
+          } else {
+            store_run<P>(p, stage + staged, 0, 0, x, V);
+          }
         }
       }
-    }
     }
     if (D == 3) plane_slot = plane_slot + 1 == p.ring ? 0 : plane_slot + 1;
     if (D < 3) row_slot = next_slot(row_slot, step_rows);

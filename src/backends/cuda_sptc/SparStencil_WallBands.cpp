@@ -13,9 +13,9 @@ namespace {
 /// Block extents along a band whose normal is axis `normal`: the band's width across (up to
 /// 16), 64 along the fastest axis, 32 and 8 along the others (each block with work for its
 /// 256 threads at every step, and blocks enough to fill the SMs: the kernel's time is its
-/// blocks' t dependent steps, and it runs after the sparse kernel has left the SMs); halved (the widest axis first, the normal last)
-/// until the region (extents + 2 halo, inside the grid) fits `max_points`. nullopt where
-/// even one point's region does not.
+/// blocks' t dependent steps, and it runs after the sparse kernel has left the SMs); halved
+/// (the widest axis first, the normal last) until the region (extents + 2 halo, inside the
+/// grid) fits `max_points`. nullopt where even one point's region does not.
 std::optional<std::array<long, 3>> block_extents(const std::array<long, 3>& box, int normal,
                                                  const std::array<long, 3>& halo, const std::array<long, 3>& n,
                                                  long max_points) {
