@@ -104,9 +104,12 @@ __device__ __forceinline__ float ld_shared_f32(unsigned address) {
   return v;
 }
 
-/// Asynchronous copies to shared memory, by 32-bit shared address or by pointer.
+/// Asynchronous copies to shared memory, by 32-bit shared address or by pointer. The
+/// 16-byte forms ask L2 to fetch whole 128-byte lines: a warp's copies of a row touch a
+/// line in 16-byte pieces, and the kernels' data path, not their MMAs, bounds a single step
+/// (perf_tests/RESULTS.md).
 __device__ __forceinline__ void cp_async_16(unsigned shared, const void* global) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(global));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(shared), "l"(global));
 }
 __device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
   cp_async_16(static_cast<unsigned>(__cvta_generic_to_shared(shared)), global);
@@ -114,7 +117,8 @@ __device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
 /// 16 bytes of `source_bytes` (16 or 0) from `global`, the rest zeros: zeros written by the
 /// copy engine (0: nothing read, `global` only needs to be a valid address).
 __device__ __forceinline__ void cp_async_16(unsigned shared, const void* global, unsigned source_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(global), "r"(source_bytes));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(global),
+               "r"(source_bytes));
 }
 /// A 4-byte copy (through L1: the .cg form takes 16 bytes only).
 __device__ __forceinline__ void cp_async_4(unsigned shared, const void* global) {
