@@ -106,8 +106,8 @@ __device__ __forceinline__ float ld_shared_f32(unsigned address) {
 
 /// Asynchronous copies to shared memory, by 32-bit shared address or by pointer. The
 /// 16-byte forms ask L2 to fetch whole 128-byte lines: a warp's copies of a row touch a
-/// line in 16-byte pieces, and the kernels' data path, not their MMAs, bounds a single step
-/// (perf_tests/RESULTS.md).
+/// line in 16-byte pieces, and the row-run kernel's 2-D single steps are bound by their
+/// data path, not their MMAs (perf_tests/RESULTS.md).
 __device__ __forceinline__ void cp_async_16(unsigned shared, const void* global) {
   asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(shared), "l"(global));
 }
