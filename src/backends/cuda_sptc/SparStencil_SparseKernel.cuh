@@ -115,7 +115,8 @@ __device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
   cp_async_16(static_cast<unsigned>(__cvta_generic_to_shared(shared)), global);
 }
 /// 16 bytes of `source_bytes` (16 or 0) from `global`, the rest zeros: zeros written by the
-/// copy engine (0: nothing read, `global` only needs to be a valid address).
+/// copy engine (0: nothing copied; `global` must still be a valid address, whose line L2
+/// may fetch).
 __device__ __forceinline__ void cp_async_16(unsigned shared, const void* global, unsigned source_bytes) {
   asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(global),
                "r"(source_bytes));
