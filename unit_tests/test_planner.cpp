@@ -220,6 +220,8 @@ TEST(Planner, WallBandsCoverTheBandOnce) {
         }
     EXPECT_GT(band, 0);
     EXPECT_LE(w.shared_bytes, cuda_sptc::wall_shared_limit);
+    // Blocks of 256 threads where the largest region gives each 8 points a step, else 128.
+    EXPECT_EQ(w.block_threads, w.largest_region >= 8 * 256 ? 256 : 128) << s.name() << " t " << steps;
   };
   for (Boundary b : {Boundary::interior, Boundary::fixed_rim}) {
     check(presets::heat_2d(), {97, 203}, 7, b);

@@ -98,6 +98,7 @@ struct SparseExecutor::State {
   WallKernel wall_kernel = nullptr;
   long wall_blocks       = 0;
   std::size_t wall_shared_bytes = 0;
+  int wall_threads       = 0;
   /// The walls variant of the row-run kernel (2-D, 3-D) stores no point of the band where
   /// the output is aligned: the wall kernel then runs beside it, on its own stream between
   /// two events (its blocks take the SMs the sparse launch's last warps leave).
@@ -512,6 +513,7 @@ void SparseExecutor::State::set_up_walls(Operand op) {
                 : op == Operand::bf16 ? impl::wall_kernel<Operand::bf16>
                                       : impl::wall_kernel<Operand::tf32>;
   wall_shared_bytes = bands.shared_bytes;
+  wall_threads      = bands.block_threads;
   int shared_limit  = 0;
   SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (wall_shared_bytes > static_cast<std::size_t>(shared_limit)) {
@@ -541,7 +543,8 @@ void SparseExecutor::State::launch_with_walls(const void* in, const long* in_str
   const int D        = plan.dims();
   const auto is = padded(in_strides, D, 0L), os = padded(out_strides, D, 0L);
   for (int a = 0; a < 3; ++a) w.in_stride[a] = is[a], w.out_stride[a] = os[a];
-  wall_kernel<<<static_cast<unsigned>(wall_blocks), 256, wall_shared_bytes, beside ? wall_stream : stream>>>(w);
+  wall_kernel<<<static_cast<unsigned>(wall_blocks), wall_threads, wall_shared_bytes,
+                beside ? wall_stream : stream>>>(w);
   SPARSTENCIL_GPU_CHECK_LAUNCH();
   if (beside) {
     SPARSTENCIL_GPU_CHECK(cudaEventRecord(wall_join, wall_stream));

@@ -31,7 +31,17 @@ struct WallBands {
   long region_points  = 0;      ///< all blocks' regions (the points each of the t steps visits at most)
   long largest_region = 0;      ///< one block's, for its shared memory
   std::size_t shared_bytes = 0; ///< of the block with the largest region: two float buffers, the terms
+  int block_threads        = 0; ///< of a block: wall_block_threads(largest_region)
 };
+
+/// Most threads a wall block has (the kernel's launch bounds).
+inline constexpr int wall_max_block_threads = 256;
+/// Threads of a wall block whose largest region has `region_points` points: 256 where each
+/// thread takes at least 8 points a step, else 128 (a warp's set-up of a step costs about
+/// two points; 3-D regions: 256 measured faster, 2-D ones at depth 7: 128).
+constexpr int wall_block_threads(long region_points) {
+  return region_points >= 8L * wall_max_block_threads ? wall_max_block_threads : wall_max_block_threads / 2;
+}
 
 /// Largest shared memory a wall block may take (below every sm_80+ device's opt-in limit,
 /// two blocks an SM).

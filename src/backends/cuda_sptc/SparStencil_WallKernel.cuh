@@ -12,6 +12,7 @@
 #include <cuda_fp16.h>
 
 #include "SparStencil_SparseKernel.cuh"
+#include "SparStencil_WallBands.hpp"
 
 namespace sparstencil::cuda_sptc::impl {
 
@@ -45,16 +46,38 @@ __device__ __forceinline__ float operand_of(float v) {
   else return v;
 }
 
+/// a / b for 0 <= a < 2^22 and b >= 1: by the approximate reciprocal (within an ulp, so
+/// off by at most one), corrected (a fraction of an integer division's instructions).
+__device__ __forceinline__ int small_quotient(int a, int b) {
+  float reciprocal;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(reciprocal) : "f"(__int2float_rn(b)));
+  int q       = __float2int_rz(__int2float_rn(a) * reciprocal);
+  const int r = a - q * b;
+  q += r >= b ? 1 : r < 0 ? -1 : 0;
+  return q;
+}
+
+/// A term of the one-step stencil in shared memory: its offset in the region (bytes) and
+/// weight, loaded together.
+struct WallTerm {
+  int at;
+  float weight;
+};
+
+// Bound by its instructions: points are walked without a division a point, terms read as
+// one 8-byte load each, blocks of as many threads as their regions keep busy
+// (wall_block_threads), registers capped at 40 (tf32, whose rounding takes more: 64).
 template <Operand P>
-__global__ void __launch_bounds__(256) wall_kernel(const WallParams p) {
+__global__ void __launch_bounds__(wall_max_block_threads, P == Operand::tf32 ? 4 : 6) wall_kernel(const WallParams p) {
   using T       = storage_t<P>;
   const long* b = p.boxes + 6 * static_cast<long>(blockIdx.x);
   const T* in   = static_cast<const T*>(p.in);
   T* out        = static_cast<T*>(p.out);
   // The region [from, from + e) (the box and t r_a around it, inside the grid) in local
-  // int coordinates: the box is [lo, hi), the rim below rim_lo and from rim_hi on.
+  // int coordinates: the box is [lo, hi), the rim below rim_lo and from rim_lo + rim_n on.
   long from[3];
-  int e[3], lo[3], hi[3], rim_lo[3], rim_hi[3];
+  int e[3], lo[3], hi[3], rim_lo[3];
+  unsigned rim_n[3];  // points off the rim along each axis, from rim_lo on
   for (int a = 0; a < 3; ++a) {
     const long halo = static_cast<long>(p.steps) * p.radius[a];
     from[a]         = max(b[a] - halo, 0L);
@@ -62,10 +85,11 @@ __global__ void __launch_bounds__(256) wall_kernel(const WallParams p) {
     lo[a]           = static_cast<int>(b[a] - from[a]);
     hi[a]           = static_cast<int>(b[3 + a] - from[a]);
     rim_lo[a]       = static_cast<int>(p.radius[a] - from[a]);
-    rim_hi[a]       = static_cast<int>(p.extent[a] - p.radius[a] - from[a]);
+    rim_n[a]        = static_cast<unsigned>(max(p.extent[a] - 2L * p.radius[a], 0L));
   }
   auto on_rim = [&](int z, int y, int x) {
-    return z < rim_lo[0] || z >= rim_hi[0] || y < rim_lo[1] || y >= rim_hi[1] || x < rim_lo[2] || x >= rim_hi[2];
+    return static_cast<unsigned>(z - rim_lo[0]) >= rim_n[0] || static_cast<unsigned>(y - rim_lo[1]) >= rim_n[1] ||
+           static_cast<unsigned>(x - rim_lo[2]) >= rim_n[2];
   };
   auto in_at  = [&](int z, int y, int x) {
     return in + (from[0] + z) * p.in_stride[0] + (from[1] + y) * p.in_stride[1] + (from[2] + x) * p.in_stride[2];
@@ -73,29 +97,38 @@ __global__ void __launch_bounds__(256) wall_kernel(const WallParams p) {
   auto out_at = [&](int z, int y, int x) {
     return out + (from[0] + z) * p.out_stride[0] + (from[1] + y) * p.out_stride[1] + (from[2] + x) * p.out_stride[2];
   };
-  // Calls f(z, y, x) for the points of [l, h) (local), the block's threads taking them in turn.
+  const int points = e[0] * e[1] * e[2];
+  auto local       = [&](int z, int y, int x) { return (z * e[1] + y) * e[2] + x; };
+  // Calls f(z, y, x, at) for the points of [l, h) (local; at = local(z, y, x)), the
+  // block's threads taking them in turn: a thread's point steps on by the block's size,
+  // carried along the axes (no division a point; small_quotient a box).
   auto for_each = [&](const int (&l)[3], const int (&h)[3], auto&& f) {
-    const int ny = h[1] - l[1], nx = h[2] - l[2], count = (h[0] - l[0]) * ny * nx;
-    for (int i = threadIdx.x; i < count; i += blockDim.x) {
-      const int row = i / nx;
-      f(l[0] + row / ny, l[1] + row % ny, l[2] + i % nx);
+    const int nz = h[0] - l[0], ny = h[1] - l[1], nx = h[2] - l[2];
+    if (nz <= 0 || ny <= 0 || nx <= 0) return;
+    const int size = blockDim.x, rows = small_quotient(size, nx), row = small_quotient(threadIdx.x, nx);
+    const int step_x = size - rows * nx, step_z = small_quotient(rows, ny), step_y = rows - step_z * ny;
+    int z = small_quotient(row, ny), y = row - z * ny, x = threadIdx.x - row * nx;
+    int at = local(l[0] + z, l[1] + y, l[2] + x);
+    const int step_at = (step_z * e[1] + step_y) * e[2] + step_x;
+    const int carry_x = e[2] - nx, carry_y = (e[1] - ny) * e[2];  // at's change where x, y wrap
+    while (z < nz) {
+      f(l[0] + z, l[1] + y, l[2] + x, at);
+      x += step_x, y += step_y, z += step_z, at += step_at;
+      if (x >= nx) x -= nx, ++y, at += carry_x;
+      if (y >= ny) y -= ny, ++z, at += carry_y;
     }
   };
 
-  const int points = e[0] * e[1] * e[2];
-  extern __shared__ float wall_shared[];
+  extern __shared__ __align__(16) float wall_shared[];
   float* src    = wall_shared;
   float* dst    = wall_shared + points;
-  int* term_at  = reinterpret_cast<int*>(wall_shared + 2 * points);
-  float* term_w = reinterpret_cast<float*>(term_at + p.terms);
-  auto local    = [&](int z, int y, int x) { return (z * e[1] + y) * e[2] + x; };
+  WallTerm* terms = reinterpret_cast<WallTerm*>(wall_shared + 2 * points);
   for (int k = threadIdx.x; k < p.terms; k += blockDim.x) {
     const int* o = p.offsets + 3 * k;
-    term_at[k]   = local(o[0], o[1], o[2]);
-    term_w[k]    = p.weights[k];
+    terms[k]     = {static_cast<int>(sizeof(float)) * local(o[0], o[1], o[2]), p.weights[k]};
   }
   const int all_lo[3] = {0, 0, 0};
-  for_each(all_lo, e, [&](int z, int y, int x) { src[local(z, y, x)] = stored_to_float<P>(*in_at(z, y, x)); });
+  for_each(all_lo, e, [&](int z, int y, int x, int at) { src[at] = stored_to_float<P>(*in_at(z, y, x)); });
   __syncthreads();
   for (int s = 1; s <= p.steps; ++s) {
     // Step s: the box widened by (t - s) r_a, inside the grid (each step reads inside the
@@ -106,22 +139,29 @@ __global__ void __launch_bounds__(256) wall_kernel(const WallParams p) {
       s_lo[a]         = max(lo[a] - widen, 0);
       s_hi[a]         = min(hi[a] + widen, e[a]);
     }
-    for_each(s_lo, s_hi, [&](int z, int y, int x) {
-      const int at = local(z, y, x);
+    const WallTerm* const terms_end = terms + p.terms;
+    for_each(s_lo, s_hi, [&](int z, int y, int x, int at) {
       if (on_rim(z, y, x)) {
         dst[at] = src[at];
         return;
       }
-      float sum = 0.0f;
-      for (int k = 0; k < p.terms; ++k) sum = fmaf(term_w[k], operand_of<P>(src[at + term_at[k]]), sum);
+      const char* point = reinterpret_cast<const char*>(src + at);
+      auto add = [&](float sum, const WallTerm& term) {
+        return fmaf(term.weight, operand_of<P>(*reinterpret_cast<const float*>(point + term.at)), sum);
+      };
+      // Terms in order, two an iteration and the odd one last (no remainder loop).
+      float sum         = 0.0f;
+      const WallTerm* t = terms;
+      for (; t + 1 < terms_end; t += 2) sum = add(add(sum, t[0]), t[1]);
+      if (t < terms_end) sum = add(sum, t[0]);
       dst[at] = stored_to_float<P>(to_storage<P>(sum));
     });
     __syncthreads();
     float* t = src;
     src = dst, dst = t;
   }
-  for_each(lo, hi, [&](int z, int y, int x) {
-    if (!on_rim(z, y, x)) *out_at(z, y, x) = to_storage<P>(src[local(z, y, x)]);
+  for_each(lo, hi, [&](int z, int y, int x, int at) {
+    if (!on_rim(z, y, x)) *out_at(z, y, x) = to_storage<P>(src[at]);
     else if (p.boundary == 2) *out_at(z, y, x) = *in_at(z, y, x);
   });
 }
