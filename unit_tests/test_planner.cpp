@@ -235,7 +235,7 @@ TEST(Planner, WallBandsCoverTheBandOnce) {
     constexpr int D = std::decay_t<decltype(s)>::rank;
     PlanRequest r = request_for<D>(s, Precision::f16, Boundary::fixed_rim, steps, grid);
     r.backends    = {"cuda_sptc"};
-    return cuda_sptc::wall_bands(make_plan(r)).block_threads;
+    return cuda_sptc::wall_block_threads(cuda_sptc::wall_bands(make_plan(r)).largest_region);
   };
   EXPECT_EQ(block_threads(presets::box_2d9p(), std::array<int, 2>{10240, 10240}, 7), 128);
   EXPECT_EQ(block_threads(presets::heat_2d(), std::array<int, 2>{10240, 10240}, 1), 128);

@@ -513,7 +513,7 @@ void SparseExecutor::State::set_up_walls(Operand op) {
                 : op == Operand::bf16 ? impl::wall_kernel<Operand::bf16>
                                       : impl::wall_kernel<Operand::tf32>;
   wall_shared_bytes = bands.shared_bytes;
-  wall_threads      = bands.block_threads;
+  wall_threads      = wall_block_threads(bands.largest_region);
   int shared_limit  = 0;
   SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (wall_shared_bytes > static_cast<std::size_t>(shared_limit)) {

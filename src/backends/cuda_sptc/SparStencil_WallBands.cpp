@@ -135,8 +135,7 @@ WallBands wall_bands(const Plan& plan) {
       }
     }
   }
-  w.shared_bytes  = static_cast<std::size_t>(2 * w.largest_region) * 4 + g.terms * 8;
-  w.block_threads = wall_block_threads(w.largest_region);
+  w.shared_bytes = static_cast<std::size_t>(2 * w.largest_region) * 4 + g.terms * 8;
   return w;
 }
 

@@ -31,7 +31,6 @@ struct WallBands {
   long region_points  = 0;      ///< all blocks' regions (the points each of the t steps visits at most)
   long largest_region = 0;      ///< one block's, for its shared memory
   std::size_t shared_bytes = 0; ///< of the block with the largest region: two float buffers, the terms
-  int block_threads        = 0; ///< of a block: wall_block_threads(largest_region)
 };
 
 /// Most threads a wall block has (the kernel's launch bounds).

@@ -123,6 +123,7 @@ __global__ void __launch_bounds__(wall_max_block_threads, P == Operand::tf32 ? 4
   float* src    = wall_shared;
   float* dst    = wall_shared + points;
   WallTerm* terms = reinterpret_cast<WallTerm*>(wall_shared + 2 * points);
+  const WallTerm* const terms_end = terms + p.terms;
   for (int k = threadIdx.x; k < p.terms; k += blockDim.x) {
     const int* o = p.offsets + 3 * k;
     terms[k]     = {static_cast<int>(sizeof(float)) * local(o[0], o[1], o[2]), p.weights[k]};
@@ -139,7 +140,6 @@ __global__ void __launch_bounds__(wall_max_block_threads, P == Operand::tf32 ? 4
       s_lo[a]         = max(lo[a] - widen, 0);
       s_hi[a]         = min(hi[a] + widen, e[a]);
     }
-    const WallTerm* const terms_end = terms + p.terms;
     for_each(s_lo, s_hi, [&](int z, int y, int x, int at) {
       if (on_rim(z, y, x)) {
         dst[at] = src[at];
