@@ -1,11 +1,14 @@
 // Benchmark of the CUDA sparse tensor-core executor (raw API, no Kokkos) on the standard
 // set at the papers' sizes, against the device-to-device copy measured in the same run.
 //   sparstencil_bench_sparse [--sizes=paper|small] [--all-tiles] [--row-runs] [--walls]
-//                            [--json=FILE] [--filter=TEXT]
+//                            [--depths] [--json=FILE] [--filter=TEXT]
 // (--row-runs adds each stencil's two row-run forms, image rows as they are (parity
-// split) and interleaved, f16, single step and t = 3, beside the planner's choice;
+// split) and interleaved, f16, single step and t = 3 (with --depths every depth), beside
+// the planner's choice;
 // --walls adds the f16 single step and t = 3 under the interior and fixed_rim boundaries
-// (the wall kernel included); the rest runs periodic.)
+// (the wall kernel included); --depths adds f16 fused plans of t = 2 .. 8 under periodic
+// and fixed_rim, the cost model's fitting data (a depth the sparse backend cannot plan is
+// reported and skipped); the rest runs periodic.)
 // Per case: CUDA events around each launch, 5 warm-up launches, median of 30; inputs
 // random (never zeros); three grids rotate as in -> out so no launch reads what the
 // previous one left in L2. GStencil/s counts original steps (a fused launch does t).
@@ -18,11 +21,14 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "SparStencil_GpuRuntime.hpp"
 #include "SparStencil_CudaDevice.hpp"
+#include "SparStencil_Device.hpp"
 #include "SparStencil_Fuse.hpp"
 #include "SparStencil_Backends.hpp"
 #include "SparStencil_CudaSptcModel.hpp"
@@ -36,6 +42,7 @@ namespace {
 using namespace sparstencil;
 
 bool paper_sizes = true;
+std::string model_device = "h100";  ///< the description the model column predicts for: the device's
 constexpr int warmup = 5, repeats = 30;
 
 enum class Element { f16, bf16, f32 };
@@ -107,9 +114,10 @@ double copy_bandwidth(int bytes) {
 }
 
 struct Row {
-  std::string stencil, precision, tile, variant, boundary;
+  std::string stencil, precision, tile, variant, boundary, pairing;
   int steps = 1;
-  double ms = 0, gstencils = 0, roofline = 0, predicted_gstencils = 0;
+  double ms = 0, gstencils = 0, roofline = 0, predicted_gstencils = 0, predicted_seconds = 0;
+  cuda_sptc::SparseCostTerms terms;  ///< the model's counts (for a refit: perf_tests/fit_sparse_model.py)
 };
 std::vector<Row> rows;
 
@@ -123,6 +131,7 @@ void run_case(const AnyStencil& stencil, Precision precision, int steps, const s
   r.steps     = steps;
   r.boundary  = boundary;
   r.backends = {"cuda_sptc"};
+  r.device    = model_device;
   const Plan plan = tile.empty() ? make_plan(r) : cuda_sptc::make_sparse_plan(r, tile);
   const cuda_sptc::SparseExecutor executor(plan);
   long n = 1;
@@ -141,6 +150,9 @@ void run_case(const AnyStencil& stencil, Precision precision, int steps, const s
   row.gstencils = static_cast<double>(n) * steps / s / 1e9;
   row.roofline  = copy_bytes_per_s / (2.0 * bytes) / 1e9;
   row.predicted_gstencils = plan.predicted.gstencils;
+  row.predicted_seconds   = plan.predicted.seconds;
+  row.pairing             = pairing == Pairing::parity_split ? "parity_split" : pairing == Pairing::interleaved ? "interleaved" : "best";
+  row.terms               = cuda_sptc::sparse_cost_terms(plan);
   rows.push_back(row);
   std::printf("%-12s %-5s t=%d %-9s tile %-10s %9.3f ms %8.1f GStencil/s  roofline %6.1f  %5.1f%%  model %7.1f  [%s]\n",
               row.stencil.c_str(), row.precision.c_str(), steps, row.boundary.c_str(), row.tile.c_str(), row.ms, row.gstencils,
@@ -151,7 +163,7 @@ void run_case(const AnyStencil& stencil, Precision precision, int steps, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool all_tiles = false, row_runs = false, walls = false;
+  bool all_tiles = false, row_runs = false, walls = false, depths = false;
   std::string json_path, filter;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--sizes=small") == 0) paper_sizes = false;
@@ -159,6 +171,7 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--all-tiles") == 0) all_tiles = true;
     else if (std::strcmp(argv[i], "--row-runs") == 0) row_runs = true;
     else if (std::strcmp(argv[i], "--walls") == 0) walls = true;
+    else if (std::strcmp(argv[i], "--depths") == 0) depths = true;
     else if (std::strncmp(argv[i], "--json=", 7) == 0) json_path = argv[i] + 7;
     else if (std::strncmp(argv[i], "--filter=", 9) == 0) filter = argv[i] + 9;
     else {
@@ -171,7 +184,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   const auto info = cuda_sptc::device_info(0);
-  std::printf("device: %s (%d SMs), sizes: %s\n", info.name.c_str(), info.multiprocessors, paper_sizes ? "paper" : "small");
+  model_device    = cuda_device_name(info.major, info.name);
+  std::printf("device: %s (%d SMs, model: %s), sizes: %s\n", info.name.c_str(), info.multiprocessors, model_device.c_str(),
+              paper_sizes ? "paper" : "small");
   const double copy16 = copy_bandwidth(2), copy32 = copy_bandwidth(4);
   std::printf("copy roofline: 16-bit %.3f TB/s, 32-bit %.3f TB/s (read + write)\n", copy16 / 1e12, copy32 / 1e12);
   auto wanted = [&](const AnyStencil& s) { return filter.empty() || name(s).find(filter) != std::string::npos; };
@@ -198,6 +213,20 @@ int main(int argc, char** argv) {
     run_case(s, Precision::bf16, 1, {}, copy16);
     run_case(s, Precision::tf32, 1, {}, copy32);
     run_case(s, Precision::f16, 3, {}, copy16);
+    for (int steps = 2; depths && steps <= 8; ++steps) {
+      for (Boundary wall : {Boundary::periodic, Boundary::fixed_rim}) {
+        if (steps == 3 && wall == Boundary::periodic) continue;  // above
+        std::vector<std::pair<std::vector<int>, Pairing>> forms{{{}, Pairing::best}};
+        if (row_runs && wall == Boundary::periodic) forms.insert(forms.end(), {{row_tile, Pairing::parity_split}, {row_tile, Pairing::interleaved}});
+        for (const auto& [tile, form] : forms) {
+          try {
+            run_case(s, Precision::f16, steps, tile, copy16, form, wall);
+          } catch (const std::runtime_error& e) {
+            std::printf("%-12s f16   t=%d %-9s not planned: %s\n", name(s).c_str(), steps, to_string(wall), e.what());
+          }
+        }
+      }
+    }
     if (all_tiles) {
       const auto radius = std::visit([](const auto& st) { return std::vector<int>(st.radius().begin(), st.radius().end()); }, s);
       for (const auto& tile : cuda_sptc::candidate_tiles(dimension(s), radius)) run_case(s, Precision::f16, 1, tile, copy16);
@@ -205,15 +234,29 @@ int main(int argc, char** argv) {
   }
   if (!json_path.empty()) {
     std::ofstream out(json_path);
+    out << std::boolalpha;
+    out.precision(10);
+    const DeviceDescription& d = device_description(model_device);
     out << "{\"device\": \"" << info.name << "\", \"copy_tbs_16\": " << copy16 / 1e12 << ", \"copy_tbs_32\": "
-        << copy32 / 1e12 << ", \"runs\": [\n";
+        << copy32 / 1e12 << ", \"model_device\": {\"name\": \"" << d.name << "\", \"multiprocessors\": " << d.multiprocessors
+        << ", \"clock_ghz\": " << d.clock_ghz << ", \"memory_bytes_per_s\": " << d.memory_bytes_per_s
+        << ", \"shared_bytes_per_s\": " << d.shared_bytes_per_s << ", \"launch_seconds\": " << d.launch_seconds
+        << "}, \"runs\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
+      const Row& r                     = rows[i];
+      const cuda_sptc::SparseCostTerms& t = r.terms;
       out << "  {\"stencil\": \"" << r.stencil << "\", \"precision\": \"" << r.precision << "\", \"boundary\": \"" << r.boundary
           << "\", \"steps\": " << r.steps
           << ", \"tile\": \"" << r.tile << "\", \"ms\": " << r.ms << ", \"gstencils\": " << r.gstencils
           << ", \"roofline\": " << r.roofline << ", \"model_gstencils\": " << r.predicted_gstencils
-          << ", \"variant\": \"" << r.variant << "\"}" << (i + 1 < rows.size() ? ",\n" : "\n");
+          << ", \"model_seconds\": " << r.predicted_seconds << ", \"pairing\": \"" << r.pairing << "\""
+          << ", \"variant\": \"" << r.variant << "\", \"model_terms\": {\"loop\": \"" << t.loop << "\", \"dims\": " << t.dims
+          << ", \"tf32\": " << t.tf32 << ", \"interleaved\": " << t.interleaved << ", \"points\": " << t.points
+          << ", \"steps\": " << t.steps << ", \"terms\": " << t.terms << ", \"groups\": " << t.groups
+          << ", \"chunks\": " << t.chunks << ", \"resident_warps\": " << t.resident_warps
+          << ", \"tensor_seconds\": " << t.tensor_seconds << ", \"memory_bytes\": " << t.memory_bytes
+          << ", \"shared_bytes\": " << t.shared_bytes << ", \"wall_point_steps\": " << t.wall_point_steps << "}}"
+          << (i + 1 < rows.size() ? ",\n" : "\n");
     }
     out << "]}\n";
   }

@@ -61,10 +61,7 @@ const std::string& device_name(const ExecSpace& space) {
         (void)cudaGetLastError();
         fail("device_name", "cannot query CUDA device ", device);
       }
-      const std::string name(props.name);
-      return props.major >= 9 ? (name.find("H200") != std::string::npos ? "h200" : "h100")
-             : props.major == 8 ? "a100"
-                                : "gpu";
+      return cuda_device_name(props.major, props.name);
     });
   }
 #elif defined(KOKKOS_ENABLE_HIP)

@@ -35,77 +35,77 @@ double mma_count(const Plan& p) {
   return static_cast<double>(ceil_div(tiles, 8)) * p.mmas_per_tile_group;
 }
 
-/// The wall kernel after the sparse one (interior and fixed_rim, SparStencil_WallBands.hpp):
-/// a second launch, and per step its regions' points, each a shared-memory load and an FMA
-/// a term and ~12 instructions of indexing, at the sparse kernel's issue rate.
-double wall_seconds(const Plan& p, const DeviceDescription& d, double issue_rate) {
-  if (p.boundary == Boundary::periodic || wall_bands_excluded(p.grid, p.original, p.fused_steps, p.boundary)) return 0;
-  const WallBands w = wall_bands(p);
-  if (w.boxes.empty()) return 0;
-  const double per_point = 2.0 * static_cast<double>(term_count(p.original)) + 12.0;
-  return d.launch_seconds + static_cast<double>(w.region_points) * w.steps * per_point / 32.0 / issue_rate;
+/// Warps of a row-run plan resident on one SM: blocks of `warps` warps, as many as the
+/// kernel's launch bounds (SparStencil_SparseKernelFacts.hpp) and the SM's shared memory
+/// (the block's bytes and the 1 KiB the CUDA runtime reserves a block) allow.
+int resident_row_run_warps(const RowRunLayout& l, const DeviceDescription& d) {
+  constexpr long reserved_per_block = 1024;
+  const long by_registers = row_run_min_blocks * row_run_max_threads / 32 / l.warps;
+  const long by_shared    = d.shared_bytes_per_sm / (static_cast<long>(l.shared_bytes) + reserved_per_block);
+  return static_cast<int>(std::max(1L, std::min(by_registers, by_shared))) * l.warps;
 }
 
-/// SparStencil eq. 6-10 over the plan's geometry.
+/// Issue slots of the row-run kernel per group of 8 tiles at 16 resident warps an SM (the
+/// launch bounds' most), fitted to the H200 runs of 2026-11-29 (RESULTS.md, fortieth
+/// session: 281 launches of the standard set, t = 1 to 8, both image-row forms, every
+/// boundary; perf_tests/fit_sparse_model.py): a set-up a group by dimension (1-D strips are
+/// short, 3-D steps copy planes), the in-place interleaving of image rows, and a cost a k
+/// chunk by the kernel's loop (a plan without runs yet: the cheapest, for a lower bound);
+/// tf32 (8-row steps, B rounded in registers) 87 more a group and its own cost a chunk.
+double row_run_issue_slots(const SparseCostTerms& c) {
+  const double setup = c.dims == 1 ? 106.0 : c.dims == 2 ? 50.0 : 92.0;
+  if (c.tf32) return setup + 87.0 + 7.2 * c.chunks;
+  double per_chunk = 2.8;  // the pipelined distinct loop; the lower bound
+  if (c.loop == row_loop_name(RowLoop::standard, false)) per_chunk = 4.2;
+  if (c.loop == row_loop_name(RowLoop::standard, true)) per_chunk = 3.2;
+  if (c.loop == row_loop_name(RowLoop::shifted_pairs, true)) per_chunk = 5.0;
+  if (c.loop == row_loop_name(RowLoop::shifted_chunks, false)) per_chunk = 5.8;
+  return setup + (c.interleaved ? 41.0 : 0.0) + per_chunk * c.chunks;
+}
+
+/// What a row-run kernel's data path reaches of the device's copy bandwidth: 0.77, on both
+/// devices measured (the H100's 2-D and 3-D single steps at 76-78% of its copy bandwidth
+/// counting the halo the model counts, twenty-fifth session; the H200's 2-D kernel without
+/// its MMAs at 76-77%, thirty-eighth session; the fit of the issue slots above agrees).
+constexpr double row_run_memory_share = 0.77;
+
+/// The wall kernel after the sparse one (interior and fixed_rim, SparStencil_WallBands.hpp):
+/// a second launch, and per step its regions' points at 4 instructions a term and 70 a
+/// point (its instruction count, thirty-ninth session), of which the share not hidden
+/// behind the sparse kernel (it runs beside it where the output is aligned, and fills the
+/// SMs the sparse kernel's tail leaves) is fitted: 0.27 (RESULTS.md, fortieth session).
+double wall_seconds(const SparseCostTerms& c, const DeviceDescription& d, double issue_rate) {
+  if (c.wall_point_steps == 0) return 0;
+  constexpr double exposed = 0.27;
+  return d.launch_seconds + exposed * c.wall_point_steps * (4.0 * c.terms + 70.0) / 32.0 / issue_rate;
+}
+
+/// SparStencil eq. 6-10 over the plan's counts (docs/COST_MODEL.md).
 Prediction predict_sparse(const Plan& p) {
   const DeviceDescription& d = device_description(p.device);
-  const long points          = grid_points(p.grid);
-  long tiles                 = 1;
-  // Halo re-reads: a block reads its shared extent for its outputs. In 2-D and 3-D the
-  // kernel streams blocks along axis 0 (double-buffered), so that axis's halo is paid once
-  // per run of stream_length outputs, not per block.
-  double amplification = 1.0;
-  // The gather kernel reloads every halo per block; the row-run kernel streams 3-D planes
-  // through a ring (each plane read once per column).
-  const bool run_form = !p.runs.empty() || (p.order.columns.empty() && is_row_run_tile(p.tile));
-  for (std::size_t a = 0; a < p.grid.size(); ++a) {
-    tiles *= ceil_div(p.grid[a], p.tile[a]);
-    const bool streamed = a == 0 && (p.grid.size() == 2 || (p.grid.size() == 3 && run_form));
-    const double span = streamed
-                            ? static_cast<double>(std::min<long>(p.grid[0], stream_length))
-                            : static_cast<double>(p.tile[a]) * p.tiles_per_block[a];
-    amplification *= (span + 2.0 * p.radius[a]) / span;
-  }
-  const double mmas       = mma_count(p);
-  const double flops      = mmas * 2.0 * p.mma.m * p.mma.n * p.mma.k;
-  const double rate       = p.precision == Precision::tf32 ? d.sparse_tf32_flops : d.sparse_f16_flops;
-  const int bytes         = storage_bytes(p.precision);
-  const double block_load = amplification * static_cast<double>(points) * bytes;
-  Prediction pr;
+  const SparseCostTerms c    = sparse_cost_terms(p);
+  const double issue_rate    = d.multiprocessors * 4.0 * d.clock_ghz * 1e9 * 0.5;  // half the peak issue
   // Compute: the tensor pipe or the instruction issue around it, whichever is slower.
-  // Issue slots per group of 8 tiles, fitted to H100 runs (RESULTS.md): the gather form
-  // loads B value by value through its table (~260 + 35 per MMA; twice that for the
-  // variant holding 32 chunks of A' in registers, whose residency halves); the row-run
-  // form streams each warp's strip (per group ~80 + 5.5 per k chunk with 16-row steps,
-  // 3.8 where chunks pair up on the same runs and the kernel pipelines them (tenth-session
-  // fit: Box-2D49P, Box-3D27P, 15 x 15 box, fused 2-D); 235 + 11 for tf32, whose 8-row
-  // steps share less and whose B fragments are rounded in registers), slower where fewer
-  // than 8 warps share a block (large A', fused plans). Interleaved image rows add their
-  // in-place interleaving, ~15 a group in 3-D and ~30 in 1-D/2-D, and keep 5.5 a chunk
-  // though 1-D and 3-D pipeline them too (eleventh-session fit: Box-3D27P, Box-2D49P,
-  // fused Heat-2D; at 3.8 the model took them for fused Heat-3D, measured 14% slower).
-  // (A lower-bound plan has no runs yet: a 16-output row tile counts as the run form.)
-  const double groups = static_cast<double>(ceil_div(tiles, 8));
   double per_group = 0;
-  if (run_form) {
-    const RowRunLayout layout = p.runs.empty() ? RowRunLayout{} : row_run_layout(p);
-    const bool tf32           = p.precision == Precision::tf32;
-    const double copies       = p.interleave == 0 ? 0.0 : p.dims() == 3 ? 15.0 : 30.0;
-    const double base = (tf32 ? 235.0 : 80.0) + copies, per_chunk = tf32 ? 11.0 : layout.paired ? 3.8 : 5.5;
-    const int warps   = layout.warps;
-    per_group = (base + per_chunk * p.mmas_per_tile_group) * std::pow(8.0 / warps, 0.75);
+  double memory_share = 1.0;
+  if (c.loop != gather_loop_name) {
+    // Slower where fewer warps are resident (large A', fused plans).
+    per_group    = row_run_issue_slots(c) * std::pow(16.0 / c.resident_warps, 0.87);
+    memory_share = row_run_memory_share;
   } else {
-    per_group = 260.0 * ((p.rows + 15) / 16) + 35.0 * p.mmas_per_tile_group;  // fill, store per 16 rows
-    if (p.dims() == 3) per_group *= 3.0;  // 3-D: small blocks reloading their halos (Box-3D27P, Heat-3D)
+    // Gather form, fitted to H100 runs (RESULTS.md, 2026-11-22): B loaded value by value
+    // through its table, ~260 slots per 16 rows + 35 per MMA; 3-D's small blocks reload
+    // their halos; twice that for the variant holding 32 chunks of A' in registers, whose
+    // residency halves.
+    per_group = 260.0 * ((p.rows + 15) / 16) + 35.0 * c.chunks;
+    if (c.dims == 3) per_group *= 3.0;
     if (p.a.k_chunks > 16) per_group *= 2.0;
   }
-  const double issue_rate = d.multiprocessors * 4.0 * d.clock_ghz * 1e9 * 0.5;  // half the peak issue
-  pr.compute_seconds      = std::max(flops / rate, groups * per_group / issue_rate);
-  pr.memory_seconds  = (block_load + static_cast<double>(points) * bytes) / d.memory_bytes_per_s;
-  // Shared memory: the block written once, B fragments read per MMA, f32 results staged.
-  const double operand_bytes = p.precision == Precision::tf32 ? 4 : 2;
-  pr.shared_seconds = (block_load + mmas * p.mma.k * p.mma.n * operand_bytes + 2.0 * 4 * points) / d.shared_bytes_per_s;
-  finish_prediction(pr, d.launch_seconds + wall_seconds(p, d, issue_rate), points, p.fused_steps);
+  Prediction pr;
+  pr.compute_seconds = std::max(c.tensor_seconds, c.groups * per_group / issue_rate);
+  pr.memory_seconds  = c.memory_bytes / (d.memory_bytes_per_s * memory_share);
+  pr.shared_seconds  = c.shared_bytes / d.shared_bytes_per_s;
+  finish_prediction(pr, d.launch_seconds + wall_seconds(c, d, issue_rate), grid_points(p.grid), p.fused_steps);
   return pr;
 }
 
@@ -138,6 +138,64 @@ Scenario scenario_of(const Plan& generic, const Plan& sparse) {
 }
 
 }  // namespace
+
+SparseCostTerms sparse_cost_terms(const Plan& p) {
+  const DeviceDescription& d = device_description(p.device);
+  SparseCostTerms c;
+  c.dims         = p.dims();
+  c.tf32         = p.precision == Precision::tf32;
+  c.interleaved  = p.interleave != 0;
+  c.points       = static_cast<double>(grid_points(p.grid));
+  c.steps        = p.fused_steps;
+  c.terms        = static_cast<int>(term_count(p.original));
+  c.chunks       = static_cast<double>(p.mmas_per_tile_group);
+  // Halo re-reads: a block reads its shared extent for its outputs. In 2-D and 3-D the
+  // kernel streams blocks along axis 0 (double-buffered), so that axis's halo is paid once
+  // per run of stream_length outputs, not per block. The gather kernel reloads every halo
+  // per block; the row-run kernel streams 3-D planes through a ring (each plane read once
+  // per column). (A lower-bound plan has no runs yet: a 16-output row tile counts as the
+  // run form.)
+  const bool run_form  = !p.runs.empty() || (p.order.columns.empty() && is_row_run_tile(p.tile));
+  double amplification = 1.0;
+  long tiles           = 1;
+  for (std::size_t a = 0; a < p.grid.size(); ++a) {
+    tiles *= ceil_div(p.grid[a], p.tile[a]);
+    const bool streamed = a == 0 && (p.grid.size() == 2 || (p.grid.size() == 3 && run_form));
+    const double span   = streamed ? static_cast<double>(std::min<long>(p.grid[0], stream_length))
+                                   : static_cast<double>(p.tile[a]) * p.tiles_per_block[a];
+    amplification *= (span + 2.0 * p.radius[a]) / span;
+  }
+  c.groups                 = static_cast<double>(ceil_div(tiles, 8));
+  const double mmas        = c.groups * c.chunks;
+  const double rate        = c.tf32 ? d.sparse_tf32_flops : d.sparse_f16_flops;
+  c.tensor_seconds         = mmas * 2.0 * p.mma.m * p.mma.n * p.mma.k / rate;
+  const int bytes          = storage_bytes(p.precision);
+  const double block_load  = amplification * c.points * bytes;
+  c.memory_bytes           = block_load + c.points * bytes;
+  double b_reads           = mmas * p.mma.k * p.mma.n * (c.tf32 ? 4.0 : 2.0);  // B fragments
+  if (run_form) {
+    c.loop           = lower_bound_loop_name;
+    c.resident_warps = row_run_min_blocks * row_run_max_threads / 32;
+    if (!p.runs.empty()) {
+      const RowRunLayout layout = row_run_layout(p);
+      const RowLoop loop        = row_loop(p, layout);
+      c.loop                    = row_loop_name(loop, layout.paired);
+      c.resident_warps          = resident_row_run_warps(layout, d);
+      if (loop == RowLoop::shifted_pairs || loop == RowLoop::shifted_chunks) b_reads /= 2;  // one ldmatrix, two units
+    } else {
+      b_reads /= 2;  // the least any loop reads
+    }
+  } else {
+    c.loop = gather_loop_name;
+  }
+  // Shared memory: the block written once, B fragments read per MMA, f32 results staged.
+  c.shared_bytes = block_load + b_reads + 2.0 * 4 * c.points;
+  if (p.boundary != Boundary::periodic && !wall_bands_excluded(p.grid, p.original, p.fused_steps, p.boundary)) {
+    const WallBands w = wall_bands(p);
+    if (!w.boxes.empty()) c.wall_point_steps = static_cast<double>(w.region_points) * w.steps;
+  }
+  return c;
+}
 
 std::vector<std::vector<int>> candidate_tiles(int dims, const std::vector<int>& radius) {
   std::vector<std::vector<int>> all;

@@ -43,12 +43,6 @@ namespace sparstencil::cuda_sptc::impl {
 template <Operand P>
 constexpr int step_rows_of = P == Operand::tf32 ? step_rows_tf32 : step_rows_16bit;
 
-/// The kernel's loop over k chunks (RowRunLayout): `standard` (chunk by chunk, or the
-/// pipelined pair loop where RowRunParams::paired), `distinct` (pipelined, every chunk its
-/// own runs) or, in 2-D with 16-bit values, `shifted_pairs` / `shifted_chunks` (RowRunLayout::
-/// shifted: unit l + 1, a pair or one chunk, reads unit l's runs one row down; row set q is
-/// rows 2 t + q, so set 1 with unit l - 1 reads the B' set 0 reads with unit l).
-enum class RowLoop { standard, distinct, shifted_pairs, shifted_chunks };
 /// Step row of an MMA's tile (n column) t in row set q.
 template <RowLoop Loop>
 __device__ __forceinline__ int set_row(int q, int t) {
@@ -170,7 +164,7 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
 /// (3.4x), and even a masked store of those runs cost 20% (2-D). Kept apart: the same code
 /// costs the periodic variants registers (the 2-D shifted loops spill).
 template <Operand P, int D, RowLoop Loop = RowLoop::standard, bool Walls = false>
-__global__ void __launch_bounds__(256, 2) row_run_kernel(const RowRunParams p) {
+__global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_run_kernel(const RowRunParams p) {
   constexpr bool Distinct = Loop == RowLoop::distinct;
   constexpr bool Shifted  = Loop == RowLoop::shifted_pairs || Loop == RowLoop::shifted_chunks;
   // Variants that may hold interleaved rows (16-bit; split pairs are never interleaved).

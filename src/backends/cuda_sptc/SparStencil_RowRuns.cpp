@@ -268,6 +268,24 @@ void size_row_run_blocks(Plan& p) {
   }
 }
 
+RowLoop row_loop(const Plan& plan, const RowRunLayout& l) {
+  const int dims = plan.dims();
+  if (plan.precision == Precision::tf32) return RowLoop::standard;
+  if (l.distinct && dims != 2) return RowLoop::distinct;
+  if (l.shifted && dims == 2) return l.paired ? RowLoop::shifted_pairs : RowLoop::shifted_chunks;
+  return RowLoop::standard;
+}
+
+const char* row_loop_name(RowLoop loop, bool paired) {
+  switch (loop) {
+    case RowLoop::shifted_pairs: return "shifted pair loop";
+    case RowLoop::shifted_chunks: return "shifted chunk loop";
+    case RowLoop::distinct: return "pipelined distinct loop";
+    case RowLoop::standard: break;
+  }
+  return paired ? "pipelined pair loop" : "chunk loop";
+}
+
 bool reads_previous_runs(const Plan& p, std::size_t chunk) {
   if (chunk % 2 == 0 || 4 * chunk + 4 > p.runs.size()) return false;
   for (std::size_t r = 4 * chunk; r < 4 * chunk + 4; ++r) {

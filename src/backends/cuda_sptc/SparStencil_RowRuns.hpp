@@ -53,6 +53,13 @@ struct RowRunLayout {
 };
 /// Throws std::logic_error for a plan without runs.
 RowRunLayout row_run_layout(const Plan& plan);
+/// The row-run kernel's loop for a plan and its layout: the distinct and shifted variants
+/// exist for 16-bit values, in the dimensions RowRunLayout::distinct (1-D, 3-D) and
+/// ::shifted (2-D) mark.
+RowLoop row_loop(const Plan& plan, const RowRunLayout& layout);
+/// The loop's name in describe() and the cost model: "chunk loop", "pipelined pair loop"
+/// (standard, paired), "pipelined distinct loop", "shifted pair loop", "shifted chunk loop".
+const char* row_loop_name(RowLoop loop, bool paired);
 /// Whether k chunk `chunk` (odd) of a row-run plan reads the same runs as the chunk
 /// before it (a row split by parity): the kernel loads its B' once for both.
 bool reads_previous_runs(const Plan& plan, std::size_t chunk);

@@ -149,23 +149,6 @@ long best_segments(long columns, long planes, long resident, int prologue) {
 }  // namespace
 
 namespace {
-using impl::RowLoop;
-/// The row-run kernel's loop for a plan: the distinct and shifted variants exist for 16-bit
-/// values, in the dimensions RowRunLayout::distinct (1-D, 3-D) and ::shifted (2-D) mark.
-RowLoop row_loop(Operand op, int dims, const RowRunLayout& l) {
-  if (op == Operand::tf32) return RowLoop::standard;
-  if (l.distinct && dims != 2) return RowLoop::distinct;
-  if (l.shifted && dims == 2) return l.paired ? RowLoop::shifted_pairs : RowLoop::shifted_chunks;
-  return RowLoop::standard;
-}
-const char* loop_name(RowLoop loop, bool paired) {
-  switch (loop) {
-    case RowLoop::shifted_pairs: return "shifted pair loop";
-    case RowLoop::shifted_chunks: return "shifted chunk loop";
-    case RowLoop::distinct: return "pipelined distinct loop";
-    default: return paired ? "pipelined pair loop" : "chunk loop";
-  }
-}
 template <Operand P, bool Walls>
 RunKernel row_run_variant(int dims, RowLoop loop) {
   using impl::row_run_kernel;
@@ -293,13 +276,13 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   p.a_metadata = s.keep(upload(plan.a.metadata));
   p.run_words  = s.keep(upload(words));
 
-  const RowLoop loop = row_loop(op, D, l);
+  const RowLoop loop = row_loop(plan, l);
   if (plan.interleave != 0 && (op == Operand::tf32 || loop == RowLoop::shifted_pairs)) {
     fail("SparseExecutor", "interleaved image rows are for 16-bit values and unpaired chunks");
   }
   s.walls_variant    = plan.boundary != Boundary::periodic && D > 1;
   s.run_kernel       = row_run_variant(op, D, loop, s.walls_variant);
-  s.run_loop         = loop_name(loop, l.paired);
+  s.run_loop         = row_loop_name(loop, l.paired);
   s.shared_bytes   = l.shared_bytes;
   s.block_threads  = 32 * l.warps;
   int shared_limit = 0;

@@ -54,4 +54,17 @@ inline constexpr int step_rows_tf32  = 8;
 /// sparse tensor cores (A100: 163 KiB).
 inline constexpr std::size_t max_row_run_shared_bytes = 163 * 1024;
 
+/// The row-run kernel's launch bounds: blocks of at most 256 threads, two resident an SM
+/// (so at most 128 registers a thread: 16 warps an SM where shared memory allows).
+inline constexpr int row_run_max_threads = 256;
+inline constexpr int row_run_min_blocks  = 2;
+
+/// The row-run kernel's loop over k chunks (row_loop, SparStencil_RowRuns.hpp): `standard`
+/// (chunk by chunk, or the pipelined pair loop where RowRunLayout::paired), `distinct`
+/// (pipelined, every chunk its own runs) or, in 2-D with 16-bit values, `shifted_pairs` /
+/// `shifted_chunks` (RowRunLayout::shifted: unit l + 1, a pair or one chunk, reads unit
+/// l's runs one row down; row set q is rows 2 t + q, so set 1 with unit l - 1 reads the B'
+/// set 0 reads with unit l).
+enum class RowLoop { standard, distinct, shifted_pairs, shifted_chunks };
+
 }  // namespace sparstencil::cuda_sptc

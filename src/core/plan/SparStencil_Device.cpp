@@ -22,6 +22,7 @@ DeviceDescription hopper(std::string name, std::string source, double memory_tb_
   const double sm_clk  = d.multiprocessors * d.clock_ghz * giga;
   d.memory_bytes_per_s = memory_tb_s * tera;
   d.shared_bytes_per_s = 128 * sm_clk;
+  d.shared_bytes_per_sm = 228 * 1024;
   d.sparse_f16_flops   = 964 * tera;  // measured, dense-equivalent
   d.sparse_tf32_flops  = 1980 * sm_clk;
   d.dense_f16_flops    = 645 * tera;  // mma.sync m16n8k16, measured
@@ -44,6 +45,7 @@ DeviceDescription ampere() {
   const double sm_clk  = d.multiprocessors * d.clock_ghz * giga;
   d.memory_bytes_per_s = 0.9 * 2.039 * tera;  // copies reach about 90% of the pin rate
   d.shared_bytes_per_s = 128 * sm_clk;
+  d.shared_bytes_per_sm = 164 * 1024;
   d.sparse_f16_flops   = 4096 * sm_clk;
   d.sparse_tf32_flops  = 2048 * sm_clk;
   d.dense_f16_flops    = 2048 * sm_clk;  // 312 TFLOP/s
@@ -83,6 +85,7 @@ DeviceDescription cdna2() {
   const double cu_clk  = d.multiprocessors * d.clock_ghz * giga;
   d.memory_bytes_per_s = 0.85 * 1.6 * tera;
   d.shared_bytes_per_s = 128 * cu_clk;
+  d.shared_bytes_per_sm = 64 * 1024;  // LDS
   d.dense_f16_flops    = 1024 * cu_clk;
   d.dense_f64_flops    = 256 * cu_clk;
   d.cuda_f32_flops     = 128 * cu_clk;
@@ -167,6 +170,11 @@ const DeviceDescription& device_description(std::string_view name) {
   std::string known;
   for (const auto& d : all_devices()) known += (known.empty() ? "" : ", ") + d.name;
   impl::fail("device_description", "unknown device '", name, "' (known: ", known, ")");
+}
+
+std::string cuda_device_name(int major, std::string_view product) {
+  if (major >= 9) return product.find("H200") != std::string_view::npos ? "h200" : "h100";
+  return major == 8 ? "a100" : "gpu";
 }
 
 std::string amd_device_name(std::string_view gcn_arch) {

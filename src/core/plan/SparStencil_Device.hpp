@@ -38,6 +38,7 @@ struct DeviceDescription {
   double clock_ghz     = 0;
   double memory_bytes_per_s = 0;  ///< device memory, read + write bytes (copy bandwidth)
   double shared_bytes_per_s = 0;  ///< shared memory, all SMs together
+  long shared_bytes_per_sm  = 0;  ///< shared memory one SM holds (what limits resident blocks)
   double sparse_f16_flops   = 0;  ///< mma.sp f16/bf16, dense-equivalent flop/s (0: none)
   double sparse_tf32_flops  = 0;  ///< mma.sp tf32, dense-equivalent flop/s
   double dense_f16_flops    = 0;  ///< dense matrix cores, f16/bf16 operands summed in f32 (0: none)
@@ -55,6 +56,9 @@ struct DeviceDescription {
 /// h100, h200, a100, mi250x, gpu or cpu; throws for other names, listing the known ones.
 const DeviceDescription& device_description(std::string_view name);
 std::vector<std::string> device_names();
+/// The description an NVIDIA GPU runs under, from its compute capability and product name:
+/// 9.x "h100" (an H200: "h200"), 8.x "a100", others "gpu".
+std::string cuda_device_name(int major, std::string_view product);
 /// The description an AMD GPU runs under, from its architecture (HIP's gcnArchName,
 /// "gfx90a:sramecc+:xnack-"): gfx90a "mi250x" (one MI200 die), others "gpu".
 std::string amd_device_name(std::string_view gcn_arch);
