@@ -63,10 +63,10 @@ double row_run_issue_slots(const SparseCostTerms& c) {
   return setup + (c.interleaved ? 41.0 : 0.0) + per_chunk * c.chunks;
 }
 
-/// What a row-run kernel's data path reaches of the device's copy bandwidth: 0.77, on both
-/// devices measured (the H100's 2-D and 3-D single steps at 76-78% of its copy bandwidth
-/// counting the halo the model counts, twenty-fifth session; the H200's 2-D kernel without
-/// its MMAs at 76-77%, thirty-eighth session; the fit of the issue slots above agrees).
+/// What a row-run kernel's data path reaches of the description's copy bandwidth: 0.77 on
+/// both devices measured (the H100's 2-D and 3-D single steps, launch included, at 76-78%
+/// counting the bytes the model counts, twenty-fifth session; the H200's memory-bound 2-D
+/// single steps at 0.77, fortieth session), held for every dimension (RESULTS.md).
 constexpr double row_run_memory_share = 0.77;
 
 /// The wall kernel after the sparse one (interior and fixed_rim, SparStencil_WallBands.hpp):
