@@ -617,9 +617,9 @@ TEST(Planner, GenericPredictionKnowsCompiledShapes) {
   EXPECT_DOUBLE_EQ(make_plan(r).predicted.compute_seconds, runtime.predicted.compute_seconds);
 }
 
-// The sparse model keeps the order of what was measured on the H200 (fortieth session,
-// perf_tests/RESULTS.md, f16 at 10240^2 and 512^3): the faster image-row form, the
-// fastest fusion depth at walls, and few resident warps where A' fills shared memory.
+// The sparse model keeps the order of what was measured on the H200 (perf_tests/RESULTS.md,
+// f16 at 10240^2 and 512^3): the faster image-row form, the fastest fusion depth at walls,
+// and few resident warps where A' fills shared memory.
 TEST(Planner, SparseModelKeepsTheMeasuredOrder) {
   auto plan = [](const AnyStencil& s, int steps, Boundary b, Pairing form = Pairing::best) {
     PlanRequest r;

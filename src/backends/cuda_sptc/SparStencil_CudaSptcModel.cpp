@@ -46,9 +46,8 @@ int resident_row_run_warps(const RowRunLayout& l, const DeviceDescription& d) {
 }
 
 /// Issue slots of the row-run kernel per group of 8 tiles at 16 resident warps an SM (the
-/// launch bounds' most), fitted to the H200 runs of 2026-11-29 (RESULTS.md, fortieth
-/// session: 281 launches of the standard set, t = 1 to 8, both image-row forms, every
-/// boundary; perf_tests/fit_sparse_model.py): a set-up a group by dimension (1-D strips are
+/// launch bounds' most), fitted to 281 H200 launches of the standard set (t = 1 to 8, both
+/// image-row forms, every boundary; RESULTS.md, perf_tests/fit_sparse_model.py): a set-up a group by dimension (1-D strips are
 /// short, 3-D steps copy planes), the in-place interleaving of image rows, and a cost a k
 /// chunk by the kernel's loop (a plan without runs yet: the cheapest, for a lower bound);
 /// tf32 (8-row steps, B rounded in registers) 87 more a group and its own cost a chunk.
@@ -64,16 +63,15 @@ double row_run_issue_slots(const SparseCostTerms& c) {
 }
 
 /// What a row-run kernel's data path reaches of the description's copy bandwidth: 0.77 on
-/// both devices measured (the H100's 2-D and 3-D single steps, launch included, at 76-78%
-/// counting the bytes the model counts, twenty-fifth session; the H200's memory-bound 2-D
-/// single steps at 0.77, fortieth session), held for every dimension (RESULTS.md).
+/// both devices measured (their memory-bound single steps, launch included, counting the
+/// bytes the model counts), held for every dimension (RESULTS.md).
 constexpr double row_run_memory_share = 0.77;
 
 /// The wall kernel after the sparse one (interior and fixed_rim, SparStencil_WallBands.hpp):
 /// a second launch, and per step its regions' points at 4 instructions a term and 70 a
-/// point (its instruction count, thirty-ninth session), of which the share not hidden
-/// behind the sparse kernel (it runs beside it where the output is aligned, and fills the
-/// SMs the sparse kernel's tail leaves) is fitted: 0.27 (RESULTS.md, fortieth session).
+/// point (its instruction count), of which the share not hidden behind the sparse kernel
+/// (it runs beside it where the output is aligned, and fills the SMs the sparse kernel's
+/// tail leaves) is fitted: 0.27 (RESULTS.md).
 double wall_seconds(const SparseCostTerms& c, const DeviceDescription& d, double issue_rate) {
   if (c.wall_point_steps == 0) return 0;
   constexpr double exposed = 0.27;
