@@ -1,21 +1,25 @@
 // Temporal blocking on the plain cores against single steps, in one run (issue 25's cases,
 // EBISU's kernels):
 //   sparstencil_bench_temporal [--steps 120] [--repeats 5] [--small] [--case NAME] [--boundary B]
-//                              [--fusion F] [--backend generic|auto|NAME]
+//                              [--fusion F] [--backend generic|auto|NAME] [--grid N0xN1[xN2]]
 // Cases: heat2d-f32, heat2d-f64, box2d9-f64, box2d49-f64, star2d13-f64, heat3d-f32, box3d27-f32,
 // heat3d-f64 and box3d27-f64 (LoRAStencil's and ConvStencil's 3-D kernels), and in half
 // heat2d-f16, box2d9-f16 (issue 24's fused sparse plans at walls, with --backend auto or
-// cuda_sptc) at 10240^2 / 512^3 (96^2 / 40^3 with --small), random data and the presets'
-// weights. For each, the generic executor's (or the named backend's, or with auto the
+// cuda_sptc) and box2d49-f16 (the sparse and dense executors' crossing) at 10240^2 / 512^3
+// (96^2 / 40^3 with --small; --grid sets the extents of the cases of its dimension, the
+// others are skipped), random data and the presets' weights. For each, the generic executor's (or the named backend's, or with auto the
 // planner's) `iterate` of `steps` steps (a StencilPlan, fixed_rim by default) with
 // every forced depth (Options::fusion 1 to 8, as far as it runs) and with the automatic one
 // (fusion 0): GStencil/s per original step over the interior points ((n - 2r)^D a step, as
-// EBISU counts), the depth that ran and the variant. Device time per iterate:
+// EBISU counts), device time a step, the depth that ran and the variant. Device time per iterate:
 // bench_timing.hpp (one iterate a launch, warm-up first, median of the repeats).
 #include <SparStencil.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,14 +38,23 @@ struct Settings {
   int fusion = -1;  ///< only this depth (0: automatic); all by default
   std::string backend = "generic";  ///< empty: the planner's choice
   sparstencil::Boundary boundary = sparstencil::Boundary::fixed_rim;
+  std::vector<long> grid;  ///< extents for the cases of its dimension; empty: the defaults
 };
 
 template <class T, int D>
 void run_case(const std::string& name, const sparstencil::Stencil<D>& stencil, long n, const Settings& s) {
   if (!s.only.empty() && s.only != name) return;
+  if (!s.grid.empty() && s.grid.size() != D) return;
   using View = sparstencil::GridView<T, D>;
   std::array<int, D> extent;
   extent.fill(static_cast<int>(n));
+  if (!s.grid.empty()) std::copy(s.grid.begin(), s.grid.end(), extent.begin());
+  std::string shape = std::to_string(extent[0]);
+  if (std::count(extent.begin(), extent.end(), extent[0]) == D) {
+    shape += "^" + std::to_string(D);
+  } else {
+    for (int k = 1; k < D; ++k) shape += "x" + std::to_string(extent[k]);
+  }
   View a = sparstencil::make_view<View>("a", extent), b = sparstencil::make_view<View>("b", extent);
   {
     auto host = Kokkos::create_mirror_view(a);
@@ -53,7 +66,7 @@ void run_case(const std::string& name, const sparstencil::Stencil<D>& stencil, l
     Kokkos::deep_copy(b, host);  // iterate's contract: both buffers share the rim
   }
   double interior = 1;
-  for (int k = 0; k < D; ++k) interior *= static_cast<double>(n - 2 * stencil.radius()[k]);
+  for (int k = 0; k < D; ++k) interior *= static_cast<double>(extent[k] - 2 * stencil.radius()[k]);
   double single = 0;
   for (int fusion = 0; fusion <= 8; ++fusion) {
     if (s.fusion >= 0 && fusion != s.fusion) continue;
@@ -74,9 +87,10 @@ void run_case(const std::string& name, const sparstencil::Stencil<D>& stencil, l
     if (fusion > 1 && report.steps_per_launch < fusion) continue;  // runs as a shallower depth measured already
     const double rate = interior * s.steps / seconds / 1e9;
     if (fusion == 1) single = rate;
-    std::printf("%-12s %s %ld^%d, %s: fusion %s -> %d steps a launch: %8.1f GStencil/s", name.c_str(),
-                sparstencil::to_string(s.boundary), n, D, sizeof(T) == 8 ? "f64" : sizeof(T) == 4 ? "f32" : "f16",
-                fusion == 0 ? "auto" : std::to_string(fusion).c_str(), report.steps_per_launch, rate);
+    std::printf("%-12s %s %s, %s: fusion %s -> %d steps a launch: %8.1f GStencil/s, %8.2f us a step", name.c_str(),
+                sparstencil::to_string(s.boundary), shape.c_str(), sizeof(T) == 8 ? "f64" : sizeof(T) == 4 ? "f32" : "f16",
+                fusion == 0 ? "auto" : std::to_string(fusion).c_str(), report.steps_per_launch, rate,
+                seconds / s.steps * 1e6);
     if (single > 0 && fusion != 1) std::printf(" (%.2fx one step a launch)", rate / single);
     std::printf("  [%s: %s]\n", report.executor.c_str(), report.variant.c_str());
   }
@@ -102,6 +116,22 @@ int run(int argc, char* argv[]) {
     } else if (flag == "--fusion") {
       s.fusion = std::stoi(value);
       if (s.fusion < 0 || s.fusion > 8) throw std::runtime_error("bench_temporal: --fusion must be 0 to 8");
+    } else if (flag == "--grid") {
+      s.grid.clear();
+      std::size_t at = 0;
+      while (at <= value.size()) {
+        const std::size_t x = std::min(value.find('x', at), value.size());
+        const std::string part = value.substr(at, x - at);
+        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9 ||
+            std::stol(part) < 1) {
+          throw std::runtime_error("bench_temporal: --grid wants positive extents such as 3001x4099, not '" + value + "'");
+        }
+        s.grid.push_back(std::stol(part));
+        at = x + 1;
+      }
+      if (s.grid.size() < 2 || s.grid.size() > 3) {
+        throw std::runtime_error("bench_temporal: --grid wants two or three extents, not '" + value + "'");
+      }
     } else if (flag == "--steps" || flag == "--repeats") {
       const int v = std::stoi(value);
       if (v < 1) throw std::runtime_error("bench_temporal: " + flag + " must be at least 1");
@@ -124,6 +154,7 @@ int run(int argc, char* argv[]) {
   using Half = Kokkos::Experimental::half_t;
   run_case<Half, 2>("heat2d-f16", presets::heat_2d(), n2, s);
   run_case<Half, 2>("box2d9-f16", presets::box_2d9p(), n2, s);
+  run_case<Half, 2>("box2d49-f16", presets::box_2d49p(), n2, s);
   return 0;
 }
 

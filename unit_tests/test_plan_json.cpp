@@ -106,6 +106,15 @@ TEST(PlanJson, RefusesPlansThatDoNotVerify) {
   EXPECT_ERROR_MENTIONS(plan_from_json(with(gather, "/order/columns/2", 10000)), "field 'order.columns'",
                         "entry 2 (10000)");
   EXPECT_ERROR_MENTIONS(plan_from_json(with(row, "/runs/0/offset/0", 4000)), "field 'runs'", "run 0");
+  // Row alignments other than a power of two from 1 to 16; plans written before the field
+  // read rows of whole 16-byte units.
+  EXPECT_ERROR_MENTIONS(plan_from_json(with(row, "/row_alignment", 3)), "field 'row_alignment'", "3 bytes",
+                        "power of two");
+  EXPECT_ERROR_MENTIONS(plan_from_json(with(row, "/row_alignment", 32)), "field 'row_alignment'", "32 bytes");
+  EXPECT_EQ(plan_from_json(with(row, "/row_alignment", 2)).row_alignment, 2);
+  nlohmann::json older = nlohmann::json::parse(to_json(row));
+  older.erase("row_alignment");
+  EXPECT_EQ(plan_from_json(older.dump()).row_alignment, 16);
   // Negative and oversized extents.
   EXPECT_ERROR_MENTIONS(plan_from_json(with(row, "/grid/0", -157)), "field 'grid'", "extent -157", "outside 1..");
   EXPECT_ERROR_MENTIONS(plan_from_json(with(row, "/grid/0", 2147483648L)), "field 'grid'", "extent 2147483648");

@@ -655,6 +655,30 @@ TEST(Planner, SparseModelKeepsTheMeasuredOrder) {
 }
 
 // The model paper's four scenarios (§4.1) on the H100, each with its verdict in explain().
+TEST(Planner, RowsNotWholeSixteenByteUnitsGoToThePlainCores) {
+  // Measured on the H200 (perf_tests/RESULTS.md, 2026-11-29), f16 single steps at walls:
+  // on 3001 x 4099 (rows on 2-byte boundaries) the generic executor takes 26-28 us a step
+  // for Heat-2D and 49 for Box-2D49P, the sparse executor 83-92, the dense 63-75; on
+  // 3000 x 4096 Box-2D49P 33 on the sparse one. (Heat-2D there, sparse 21 against generic
+  // 26, goes to the generic executor, whose H200 prediction is 22% optimistic: ROADMAP.)
+  for (const AnyStencil& s : {AnyStencil(presets::heat_2d()), AnyStencil(presets::box_2d49p())}) {
+    PlanRequest r;
+    r.stencil       = s;
+    r.precision     = Precision::f16;
+    r.device        = "h200";
+    r.boundary      = Boundary::fixed_rim;
+    r.grid          = {3001, 4099};
+    r.row_alignment = 2;
+    const Plan odd  = make_plan(r);
+    EXPECT_EQ(odd.backend, "generic") << explain(odd);
+    EXPECT_NE(explain(odd).find("rows on 2-byte boundaries"), std::string::npos);
+    if (name(s) != "Box-2D49P") continue;
+    r.grid          = {3000, 4096};
+    r.row_alignment = 16;
+    EXPECT_EQ(make_plan(r).backend, "cuda_sptc") << explain(make_plan(r));
+  }
+}
+
 TEST(Planner, ExplainsTheFourScenarios) {
   struct Case {
     const char* stencil;
@@ -841,6 +865,12 @@ TEST(Planner, RequestErrors) {
   r.device    = "h100";
   r.precision = Precision::f32;
   EXPECT_ERROR_MENTIONS(make_plan(r), "precision f32 has no sparse tensor-core form");
+  r.precision = Precision::f16;
+  r.backends.clear();
+  for (int bad : {0, 3, 32, -16}) {
+    r.row_alignment = bad;
+    EXPECT_ERROR_MENTIONS(make_plan(r), "row alignment " + std::to_string(bad) + " bytes", "power of two from 1 to 16");
+  }
 }
 
 }  // namespace

@@ -188,6 +188,37 @@ TEST(StencilPlan, OneOffCallsAreKeyedByExactWeights) {
   EXPECT_NE(plan_of(a), &impl::cached_plan("apply", Space(), a, in, out, fixed));
 }
 
+TEST(StencilPlan, RowAlignmentOfTheViews) {
+  // The largest power of two (16 at most) every row start of both Views lies on: rows of
+  // float of 1000 values are whole 16-byte units, of 1001 values 4-byte ones; a subview
+  // one value in starts on 4 bytes; LayoutLeft rows run along the first axis (the default
+  // layout of device Views).
+  using R2 = Kokkos::View<float**, Kokkos::LayoutRight, Space::memory_space>;
+  using L2 = Kokkos::View<float**, Kokkos::LayoutLeft, Space::memory_space>;
+  R2 whole("whole", 7, 1000), odd("odd", 7, 1001);
+  EXPECT_EQ(impl::row_alignment(whole, whole), 16);
+  EXPECT_EQ(impl::row_alignment(whole, odd), 4);
+  auto columns = [](const R2& v, int first, int count) {
+    return Kokkos::subview(v, Kokkos::make_pair(0, 7), Kokkos::make_pair(first, first + count));
+  };
+  EXPECT_EQ(impl::row_alignment(columns(whole, 1, 998), columns(whole, 1, 998)), 4);
+  EXPECT_EQ(impl::row_alignment(columns(whole, 2, 996), columns(whole, 2, 996)), 8);
+  L2 left("left", 1000, 7), left_odd("left_odd", 1002, 7), short_rows("short_rows", 7, 1000);
+  EXPECT_EQ(impl::row_alignment(left, left), 16);
+  EXPECT_EQ(impl::row_alignment(left, left_odd), 8);
+  EXPECT_EQ(impl::row_alignment(short_rows, short_rows), 4);  // rows of 7 floats
+  // The plans say so, and a one-off call on other Views of other alignment is another problem.
+  const Stencil<2> s = presets::heat_2d();
+  R2 in("in", 7, 1000), odd_in("odd_in", 7, 1001);
+  EXPECT_EQ(StencilPlan(Space(), s, odd_in, odd).plan().row_alignment, 4);
+  EXPECT_EQ(StencilPlan(Space(), s, in, whole).plan().row_alignment, 16);
+  auto& aligned = impl::cached_plan("apply", Space(), s, columns(in, 0, 998), columns(whole, 0, 998), Options{});
+  auto& shifted = impl::cached_plan("apply", Space(), s, columns(in, 1, 998), columns(whole, 1, 998), Options{});
+  EXPECT_NE(&aligned, &shifted);
+  EXPECT_EQ(aligned.plan().row_alignment, 16);
+  EXPECT_EQ(shifted.plan().row_alignment, 4);
+}
+
 // A kokkos-tools style tool: the region callbacks record what SparStencil opens and closes.
 std::vector<std::string> pushed;
 int open_regions = 0;

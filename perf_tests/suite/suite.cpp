@@ -754,7 +754,7 @@ int main(int argc, char* argv[]) {
       std::fprintf(stderr, "sparstencil_bench_suite: no CUDA device\n");
       return 2;
     }
-    s.device    = prop.major >= 9 ? "h100" : "a100";
+    s.device    = cuda_device_name(prop.major, prop.name);
     device_name = prop.name;
   }
 #endif

@@ -56,7 +56,7 @@ int main(int argc, char* argv[]) {
 
   std::string stencil_text, grid_text, precision = "f16", device = "h100", boundary = "periodic",
                                         backend = "auto";
-  int steps = 1;
+  int steps = 1, row_alignment = 16;
   double input_magnitude = 1.0;
   bool json = false, allow_overflow = false, float_grids = false;
   CLI::App* plan = app.add_subcommand("plan", "plan a stencil and print explain() (or the plan as JSON)");
@@ -71,6 +71,9 @@ int main(int argc, char* argv[]) {
   plan->add_option("--input-magnitude", input_magnitude, "the largest |value| of the inputs (range check)")
       ->capture_default_str();
   plan->add_flag("--allow-overflow", allow_overflow, "warn instead of refusing values the precision cannot hold");
+  plan->add_option("--row-alignment", row_alignment,
+                   "bytes every grid row starts on: 16 (rows of whole 16-byte units), 8, 4, 2 or 1")
+      ->capture_default_str();
   plan->add_flag("--float-grids", float_grids, "the grids hold float, read as the f16 or bf16 operands of --precision");
   plan->add_flag("--json", json, "print the plan as JSON");
   CLI::App* devices = app.add_subcommand("devices", "list the device descriptions of the cost model");
@@ -105,15 +108,16 @@ int main(int argc, char* argv[]) {
       return 0;
     }
     sparstencil::PlanRequest request;
-    request.stencil   = sparstencil::parse_stencil(stencil_text);
-    request.grid      = parse_grid(grid_text);
-    request.precision = sparstencil::precision_from_string(precision);
-    request.device    = device;
-    request.steps     = steps;
-    request.boundary  = sparstencil::boundary_from_string(boundary);
+    request.stencil         = sparstencil::parse_stencil(stencil_text);
+    request.grid            = parse_grid(grid_text);
+    request.precision       = sparstencil::precision_from_string(precision);
+    request.device          = device;
+    request.steps           = steps;
+    request.boundary        = sparstencil::boundary_from_string(boundary);
     request.input_magnitude = input_magnitude;
     request.allow_overflow  = allow_overflow;
     request.float_grids     = float_grids;
+    request.row_alignment   = row_alignment;
     if (backend != "auto") request.backends = {sparstencil::backend_model(backend).name().data()};
     const sparstencil::Plan result = sparstencil::make_plan(request);
     std::cout << (json ? sparstencil::to_json(result) + "\n" : sparstencil::explain(result));

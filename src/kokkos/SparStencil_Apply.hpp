@@ -19,15 +19,18 @@
 namespace sparstencil {
 namespace impl {
 
-/// What makes two calls the same problem for a plan: everything but the Views' data.
+/// What makes two calls the same problem for a plan: everything but the Views' data (their
+/// rows' alignment included).
 template <int D>
 struct CallKey {
   std::uintptr_t space = 0;  ///< the execution space instance (CUDA: its stream)
   std::size_t extent[D], in_stride[D], out_stride[D];
+  int row_alignment = 16;
   Options options;
 
   template <class InView, class OutView>
-  CallKey(std::uintptr_t s, const InView& in, const OutView& out, const Options& o) : space(s), options(o) {
+  CallKey(std::uintptr_t s, const InView& in, const OutView& out, const Options& o)
+      : space(s), row_alignment(impl::row_alignment(in, out)), options(o) {
     for (int a = 0; a < D; ++a) extent[a] = in.extent(a), in_stride[a] = in.stride(a), out_stride[a] = out.stride(a);
   }
   bool same_problem(const CallKey& k) const {
@@ -35,7 +38,7 @@ struct CallKey {
       if (extent[a] != k.extent[a] || in_stride[a] != k.in_stride[a] || out_stride[a] != k.out_stride[a]) return false;
     }
     const Options &x = options, &y = k.options;
-    return space == k.space && x.boundary == y.boundary && x.backend == y.backend &&
+    return space == k.space && row_alignment == k.row_alignment && x.boundary == y.boundary && x.backend == y.backend &&
            x.generic_variant == y.generic_variant && x.tuning.autotune == y.tuning.autotune &&
            x.tuning.min_points == y.tuning.min_points && x.fusion == y.fusion && x.cuda_graphs == y.cuda_graphs &&
            x.input_magnitude == y.input_magnitude && x.allow_overflow == y.allow_overflow &&

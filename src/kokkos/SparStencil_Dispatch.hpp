@@ -4,6 +4,7 @@
 /// models name it, and the planning request for Views.
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -105,13 +106,39 @@ Stencil<D> in_plan_order(const Stencil<D>& stencil) {
   }
 }
 
+/// The largest power of two, 16 at most, dividing the byte address of every row start of
+/// `in` and `out` (rows along the fastest axis: the last of LayoutRight, the first of
+/// LayoutLeft): PlanRequest::row_alignment. Strided rows: the element size.
+template <class InView, class OutView>
+int row_alignment(const InView& in, const OutView& out) {
+  std::uintptr_t bits = 0;
+  auto add            = [&bits](const auto& v) {
+    using V              = std::decay_t<decltype(v)>;
+    constexpr int rank   = static_cast<int>(V::rank);
+    constexpr bool left  = std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft>;
+    constexpr auto bytes = sizeof(typename V::value_type);
+    const int fast       = left ? 0 : rank - 1;
+    bits |= reinterpret_cast<std::uintptr_t>(v.data());
+    if (v.stride(fast) != 1) bits |= bytes;
+    for (int a = 0; a < rank; ++a) {
+      if (a != fast && v.extent(a) > 1) bits |= static_cast<std::uintptr_t>(v.stride(a)) * bytes;
+    }
+  };
+  add(in);
+  add(out);
+  int alignment = 16;
+  while (alignment > 1 && bits % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
 /// The planning request for Views of these types on `space`: the stencil and grid in plan
 /// order, the device, and the backends that can run them (float Views: at f32, or as the
 /// operands options.float_operands allows: tf32, or f16/bf16 read from the float grids),
-/// or the one named in options.backend (an error naming why where it cannot).
+/// or the one named in options.backend (an error naming why where it cannot), and the
+/// alignment of the Views' rows.
 template <int D, class ExecSpace, class InView, class OutView>
-PlanRequest request_for(const char* function, const ExecSpace& space, const Stencil<D>& stencil, const OutView& out,
-                        const Options& options) {
+PlanRequest request_for(const char* function, const ExecSpace& space, const Stencil<D>& stencil, const InView& in,
+                        const OutView& out, const Options& options) {
   using T      = typename OutView::non_const_value_type;
   using Layout = typename OutView::array_layout;
   if (options.float_operands == Precision::f64) {
@@ -127,6 +154,7 @@ PlanRequest request_for(const char* function, const ExecSpace& space, const Sten
   r.precision = asked ? options.float_operands : storage_precision<T>();
   r.input_magnitude = options.input_magnitude;
   r.allow_overflow  = options.allow_overflow;
+  r.row_alignment   = row_alignment(in, out);
   for (int a = 0; a < D; ++a) {
     r.grid.push_back(static_cast<long>(out.extent(std::is_same_v<Layout, Kokkos::LayoutLeft> ? D - 1 - a : a)));
   }

@@ -131,7 +131,7 @@ class StencilPlan {
       m_in_stride[a]  = in.stride(a);
       m_out_stride[a] = out.stride(a);
     }
-    m_request = impl::request_for<D, ExecSpace, InView, OutView>(caller.function, space, stencil, out, options);
+    m_request = impl::request_for<D, ExecSpace, InView, OutView>(caller.function, space, stencil, in, out, options);
     m_single  = &stage(1, in, out);
   }
 

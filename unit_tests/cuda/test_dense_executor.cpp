@@ -1,9 +1,9 @@
 // The dense matrix-core executor (raw API, no Kokkos) on the GPU against the double
 // reference within its precision's bound, and against the plan emulator with NVIDIA's
 // instructions within the summation-order bound (docs/PRECISION.md): presets x f16/bf16/
-// tf32/f64 x boundaries, aligned grids, the catalogue, random stencils, large boxes, odd and prime extents,
-// strided grids, a fused periodic plan, and the errors. Skips, saying why, without a GPU
-// of compute capability 8.0+.
+// tf32/f64 x boundaries, aligned grids, the catalogue, random stencils, large boxes, odd
+// and prime extents, rows on every alignment, strided grids, a fused periodic plan, and the
+// errors. Skips, saying why, without a GPU of compute capability 8.0+.
 #include <cuda_runtime_api.h>
 
 #include "SparStencil_Catalogue.hpp"
@@ -168,6 +168,23 @@ TEST(DenseExecutor, StridedGridsAndAFusedPlan) {
   const Plan tf32 = make_plan(dense_request<2>(presets::box_2d49p(), Precision::tf32, Boundary::interior, {37, 211}));
   expect_gpu_matches<2>(tf32, 6, {2 * 211, 1}, {211, 1});
   expect_gpu_matches<2>(make_plan(dense_request<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, {61, 263}, 3)), 7);
+}
+
+TEST(DenseExecutor, RowsOnEveryAlignment) {
+  SKIP_WITHOUT_DENSE_GPU();
+  // Rows starting on 2-, 4-, 8- and 16-byte boundaries (the pieces copies and stores of
+  // unaligned rows take): widths 1, 2, 4 and 6 past a multiple of 8, contiguous and with
+  // input and output rows of other padded strides.
+  std::uint64_t seed = 1300;
+  for (const Stencil<2>& s : {presets::heat_2d(), presets::box_2d49p()}) {
+    for (int width : {1001, 1002, 1004, 1006}) {
+      for (Precision p : dense_precisions) {
+        for (Boundary b : all_boundaries) expect_gpu_matches<2>(make_plan(dense_request<2>(s, p, b, {37, width})), seed++);
+      }
+      const Plan plan = make_plan(dense_request<2>(s, Precision::f16, Boundary::fixed_rim, {37, width}));
+      expect_gpu_matches<2>(plan, seed++, {width + 3, 1}, {width + 5, 1});
+    }
+  }
 }
 
 /// Blocks made by hand (the planner picks larger ones for these cases): a unit of every

@@ -1,8 +1,9 @@
 // The CUDA sparse tensor-core executor (raw API, no Kokkos) against the double reference
 // within the tensor-core bound, and against the plan emulator within the f32
 // summation-order bound (docs/PRECISION.md): presets x f16/bf16/tf32 x boundaries x every
-// tile, fused presets, the catalogue, random stencils, odd and prime extents, strided
-// grids, and the errors. Skips, saying why, without a GPU of compute capability 8.0+.
+// tile, fused presets, the catalogue, random stencils, odd and prime extents, rows on
+// every alignment, strided grids, and the errors. Skips, saying why, without a GPU of
+// compute capability 8.0+.
 #include <cuda_runtime_api.h>
 
 #include <cstring>
@@ -254,6 +255,24 @@ TEST(SparseExecutor, StridedGrids) {
   const Stencil<3> s3 = as<3>(presets::by_name("heat3d"));
   const Plan plan3    = make_plan(sparse_request<3>(s3, Precision::f16, Boundary::periodic, {9, 10, 40}));
   expect_gpu_matches<3>(plan3, seed++, {10 * 48 + 16, 48, 1}, {1, 9, 90});
+}
+
+TEST(SparseExecutor, RowsOnEveryAlignment) {
+  SKIP_WITHOUT_SPARSE_GPU();
+  // Rows starting on 2-, 4-, 8- and 16-byte boundaries (the pieces copies and stores of
+  // unaligned rows take): widths 1, 2, 4 and 6 past a multiple of 8, contiguous and with
+  // input and output rows of other padded strides.
+  std::uint64_t seed = 1300;
+  for (const char* name : {"heat2d", "box2d49p"}) {
+    const Stencil<2> s = as<2>(presets::by_name(name));
+    for (int width : {1001, 1002, 1004, 1006}) {
+      for (Precision p : sparse_precisions) {
+        for (Boundary b : all_boundaries) expect_gpu_matches<2>(make_plan(sparse_request<2>(s, p, b, {37, width})), seed++);
+      }
+      const Plan plan = make_plan(sparse_request<2>(s, Precision::f16, Boundary::fixed_rim, {37, width}));
+      expect_gpu_matches<2>(plan, seed++, {width + 3, 1}, {width + 5, 1});
+    }
+  }
 }
 
 TEST(SparseExecutor, ClearErrors) {

@@ -78,6 +78,13 @@ double wall_seconds(const SparseCostTerms& c, const DeviceDescription& d, double
   return d.launch_seconds + exposed * c.wall_point_steps * (4.0 * c.terms + 70.0) / 32.0 / issue_rate;
 }
 
+/// Grid points a launch an SM gets through at most where grid rows are not whole 16-byte
+/// units (PlanRequest::row_alignment): the kernels then copy and store the runs of such
+/// rows value by value, through their checked paths. Measured on the H200 (perf_tests/
+/// RESULTS.md, 2026-11-29: Box-2D49P f16 on 3001 x 4099 at walls, 106-116 us a step
+/// against 33 on 3000 x 4096; periodic 210), taken for every unaligned width.
+constexpr double unaligned_points_per_sm_cycle = 0.41;
+
 /// SparStencil eq. 6-10 over the plan's counts (docs/COST_MODEL.md).
 Prediction predict_sparse(const Plan& p) {
   const DeviceDescription& d = device_description(p.device);
@@ -101,6 +108,11 @@ Prediction predict_sparse(const Plan& p) {
   }
   Prediction pr;
   pr.compute_seconds = std::max(c.tensor_seconds, c.groups * per_group / issue_rate);
+  if (p.row_alignment < 16) {
+    const double sm_cycles = d.multiprocessors * d.clock_ghz * 1e9;
+    pr.compute_seconds     = std::max(pr.compute_seconds, static_cast<double>(grid_points(p.grid)) /
+                                                              (unaligned_points_per_sm_cycle * sm_cycles));
+  }
   pr.memory_seconds  = c.memory_bytes / (d.memory_bytes_per_s * memory_share);
   pr.shared_seconds  = c.shared_bytes / d.shared_bytes_per_s;
   finish_prediction(pr, d.launch_seconds + wall_seconds(c, d, issue_rate), grid_points(p.grid), p.fused_steps);

@@ -110,12 +110,7 @@ __device__ __forceinline__ uint4 ld_shared_v4(unsigned address) {
   asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(address));
   return v;
 }
-/// A 16-byte global store (the compiler splits a uint4 store through a pointer it cannot
-/// prove aligned into four).
-__device__ __forceinline__ void st_global_v4(void* address, uint4 v) {
-  asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(address), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
-}
+using gpu::st_global_v4;
 __device__ __forceinline__ void st_shared_v4(unsigned address, std::uint32_t x, std::uint32_t y, std::uint32_t z,
                                              std::uint32_t w) {
   asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(address), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");

@@ -3,8 +3,8 @@
 /// on the GPU. A thread block streams blocks of tiles along axis 0; per block it
 ///   1. brings the block plus halo into shared memory: 16-byte cp.async copies where a
 ///      row chunk lies inside the grid and is aligned, element copies where it wraps
-///      (periodic) or leaves the grid (zero); the next block's copies are in flight while
-///      the current one computes (two image buffers);
+///      (periodic), leaves the grid (zero) or is unaligned; the next block's copies are in
+///      flight while the current one computes (two image buffers);
 ///   2. per warp and group of 8 tiles, gathers B fragments through the plan's gather
 ///      table and issues mma.sp with A' (compressed values and metadata, loaded into
 ///      registers once per thread block);
@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "SparStencil_GpuCopies.cuh"
 #include "SparStencil_GpuRuntime.hpp"
 #include "SparStencil_SparseKernelFacts.hpp"
 
@@ -104,31 +105,14 @@ __device__ __forceinline__ float ld_shared_f32(unsigned address) {
   return v;
 }
 
-/// Asynchronous copies to shared memory, by 32-bit shared address or by pointer. The
-/// 16-byte forms ask L2 to fetch whole 128-byte lines: a warp's copies of a row touch a
-/// line in 16-byte pieces, and the row-run kernel's 2-D single steps are bound by their
-/// data path, not their MMAs (perf_tests/RESULTS.md).
-__device__ __forceinline__ void cp_async_16(unsigned shared, const void* global) {
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(shared), "l"(global));
-}
+/// Asynchronous copies to shared memory (SparStencil_GpuCopies.cuh), by 32-bit shared
+/// address or by pointer.
+using gpu::cp_async_16;
+using gpu::cp_async_4;
+using gpu::cp_async_commit;
+using gpu::cp_async_wait;
 __device__ __forceinline__ void cp_async_16(void* shared, const void* global) {
   cp_async_16(static_cast<unsigned>(__cvta_generic_to_shared(shared)), global);
-}
-/// 16 bytes of `source_bytes` (16 or 0) from `global`, the rest zeros: zeros written by the
-/// copy engine (0: nothing copied; `global` must still be a valid address, whose line L2
-/// may fetch).
-__device__ __forceinline__ void cp_async_16(unsigned shared, const void* global, unsigned source_bytes) {
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(global),
-               "r"(source_bytes));
-}
-/// A 4-byte copy (through L1: the .cg form takes 16 bytes only).
-__device__ __forceinline__ void cp_async_4(unsigned shared, const void* global) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(shared), "l"(global));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int Pending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
 }
 
 template <Operand P>
@@ -167,7 +151,9 @@ __device__ __forceinline__ long grid_coordinate(const KernelParams& p, int axis,
 /// One 16-byte chunk of an image row: `row` the grid row's first value (nullptr: the row
 /// lies outside the grid, zeros), `x` the chunk's first coordinate along axis 2. A
 /// cp.async copy where the chunk lies inside and aligned, or (periodic) wraps whole to
-/// such a place; element copies where it straddles an end or the grid is strided.
+/// such a place; element copies where it straddles an end, is unaligned (rows that are not
+/// whole 16-byte units: the planner gives such grids to the generic executor, docs/
+/// COST_MODEL.md) or the grid is strided.
 /// Both kernels' parameters name in, extent, in_stride and boundary alike.
 template <Operand P, class Params>
 __device__ __forceinline__ void fill_chunk(const Params& p, storage_t<P>* dst, const storage_t<P>* row, long x) {

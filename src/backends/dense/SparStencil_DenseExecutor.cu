@@ -17,6 +17,8 @@
 #if !defined(SPARSTENCIL_GPU_AMD)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include "SparStencil_GpuCopies.cuh"
 #endif
 
 namespace sparstencil::dense {
@@ -188,14 +190,20 @@ __device__ inline To image_value(Grid x) {
   else return operand_bits<Kind>(x);
 }
 
-/// Where V values from `x` of image row `r` lie inside the grid, contiguous and aligned to
-/// 16 bytes: their first; else nullptr.
+/// Where V values from `x` of image row `r` lie inside the grid and contiguous: their
+/// first; else nullptr.
+template <int V, class Grid, int D>
+__device__ inline const Grid* inside_chunk(const DenseArgs<D>& g, const long (&origin)[D], const Grid* in,
+                                           const ImageRow& r, int x) {
+  const long first = origin[D - 1] + x - g.shared_lead[D - 1];
+  if (!r.inside || g.in_stride[D - 1] != 1 || first < 0 || first + V > g.extent[D - 1]) return nullptr;
+  return in + r.in_index + first;
+}
+/// The same where they are also aligned to 16 bytes (one load).
 template <int V, class Grid, int D>
 __device__ inline const Grid* whole_chunk(const DenseArgs<D>& g, const long (&origin)[D], const Grid* in,
                                           const ImageRow& r, int x) {
-  const long first = origin[D - 1] + x - g.shared_lead[D - 1];
-  if (!r.inside || g.in_stride[D - 1] != 1 || first < 0 || first + V > g.extent[D - 1]) return nullptr;
-  const Grid* from = in + r.in_index + first;
+  const Grid* from = inside_chunk<V>(g, origin, in, r, x);
   return reinterpret_cast<std::uintptr_t>(from) % 16 == 0 ? from : nullptr;
 }
 
@@ -233,9 +241,9 @@ constexpr int fill_batch = 4;
 
 /// The block's image, 16-byte chunks of To values (image_chunk): a thread takes one chunk
 /// position of every row_step-th row (row_step = block_threads / the chunks of a row,
-/// rounded up to a power of two). NVIDIA, grid values copied as they are: cp.async, every
-/// chunk in flight, complete on return; else fill_batch chunks loaded (and rounded) in
-/// flight.
+/// rounded up to a power of two). NVIDIA, grid values copied as they are: cp.async
+/// (gpu::copy_16_bytes, whatever the rows' alignment), every chunk in flight, complete on
+/// return; else fill_batch chunks loaded (and rounded) in flight.
 template <class Kind, class To, class Grid, int D>
 __device__ inline void copy_image(const DenseArgs<D>& g, const long (&origin)[D], const Grid* in, To* image) {
   constexpr int V      = 16 / sizeof(To);
@@ -252,9 +260,8 @@ __device__ inline void copy_image(const DenseArgs<D>& g, const long (&origin)[D]
       for (int row = threadIdx.x >> g.chunk_shift; row < rows; row += row_step) {
         const ImageRow r = image_row(g, origin, row);
         To* to           = image + r.offset + xc * V;
-        if (const Grid* from = whole_chunk<V>(g, origin, in, r, xc * V)) {
-          const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
-          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(from) : "memory");
+        if (const Grid* from = inside_chunk<V>(g, origin, in, r, xc * V)) {
+          gpu::copy_16_bytes(static_cast<unsigned>(__cvta_generic_to_shared(to)), from);
         } else {
           *reinterpret_cast<uint4*>(to) = image_chunk<Kind, To>(g, origin, in, r, xc * V);
         }
@@ -542,10 +549,17 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
     Grid* to         = out + r.out_index + x * g.out_stride[D - 1];
     const bool whole = x_inside(g, origin, x + V - 1) &&
                        (g.boundary == 0 || (r.interior && x_interior(g, origin, x) && x_interior(g, origin, x + V - 1)));
+#if defined(SPARSTENCIL_GPU_AMD)
     if (whole && g.out_stride[D - 1] == 1 && reinterpret_cast<std::uintptr_t>(to) % 16 == 0) {
       *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
       continue;
     }
+#else
+    if (whole && g.out_stride[D - 1] == 1) {
+      gpu::store_16_bytes(to, *reinterpret_cast<const uint4*>(from));
+      continue;
+    }
+#endif
     for (int e = 0; e < V && x_inside(g, origin, x + e); ++e) {
       if (g.boundary == 0 || (r.interior && x_interior(g, origin, x + e))) {
         out[r.out_index + (x + e) * g.out_stride[D - 1]] = from[e];

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,22 +42,28 @@ double dense_rate(const DeviceDescription& d, Precision p) {
 /// The time a unit of the plan (m16n8k16 f16/bf16: one mma.sync; m16n8k8 tf32; m16n8k4
 /// f64) takes over the instruction's own at the measured peak, where every wave of a block
 /// has work: its loads of A and B, the copy, staging and stores around it. It falls as a
-/// unit multiplies more groups by each fragment of weights (batch). Fitted on the H100
-/// (perf_tests/RESULTS.md, the dense row-run kernel: 15 x 15 box f16 batch 8; f64, the
-/// image as A, on the 15 x 15 box (batch 4) and the 7 x 7 x 7 box (batch 2) within 1%;
-/// tf32, whose lanes load B a value a load, on the 15 x 15 and 7 x 7 x 7 boxes). 3-D
-/// blocks issue-bind (copy_efficiency): their units take longer, fitted on the suite's
-/// compute-bound 3-D boxes (radius 3 and 4, 2026-11-25). f64 with A' as A (sm_80's
-/// m8n8k4, AMD) keeps the fit of that form (the 15 x 15 box, batches 2 and 4, on the H100,
-/// 2026-11-25).
-double unit_overhead(Precision p, int batch, int dims, bool image_as_a) {
+/// unit multiplies more groups by each fragment of weights (batch) and, for 16-bit
+/// operands in 1-D and 2-D, as its k chunks share a unit's fixed work (its copy, staging
+/// and stores: `chunks` the unit's k chunks). f16/bf16 fitted on the H200 (perf_tests/
+/// RESULTS.md, 2026-11-29: the benchmark suite's 2-D single and fused steps, 4 to 285
+/// chunks, all 48 within 8%; the batch term from the H100's blocks of 2 and 4 groups);
+/// f64, the image as A, on the H100 on the 15 x 15 box (batch 4) and the 7 x 7 x 7 box
+/// (batch 2) within 1%; tf32, whose lanes load B a value a load, on the H100 on the
+/// 15 x 15 and 7 x 7 x 7 boxes. 3-D blocks issue-bind (copy_efficiency): their units take
+/// longer, fitted on the suite's compute-bound 3-D boxes (radius 3 and 4, 2026-11-25).
+/// f64 with A' as A (sm_80's m8n8k4, AMD) keeps the fit of that form (the 15 x 15 box,
+/// batches 2 and 4, on the H100, 2026-11-25).
+double unit_overhead(Precision p, int batch, int dims, bool image_as_a, int chunks) {
   if (p == Precision::f64) {
     const double unit = image_as_a ? 0.72 + 3.87 / batch : 0.5 + 4.1 / batch;
     return dims == 3 ? unit * 1.35 : unit;
   }
-  const bool tf32   = p == Precision::tf32;
-  const double unit = (2.6 + 2.1 / batch) * (tf32 ? 1.1 : 1.0);
-  return dims == 3 ? unit * (tf32 ? 1.4 : 2.0) : unit;
+  if (p == Precision::tf32) {
+    const double unit = (2.6 + 2.1 / batch) * 1.1;
+    return dims == 3 ? unit * 1.4 : unit;
+  }
+  if (dims == 3) return (2.6 + 2.1 / batch) * 2.0;
+  return 1.74 + 2.1 / batch + 32.2 / std::max(chunks, 1);
 }
 /// The share of the copy bandwidth a block's image and outputs move at: 2-D fitted on the
 /// 3 x 3 box f16 and the 7 x 7 box f64 (within 2%), 1-D and 3-D on the benchmark suite's
@@ -71,6 +78,34 @@ double copy_efficiency(int dims, Precision p, bool float_grids) {
   if (dims == 1) return wide ? 0.77 : 0.55;
   if (dims == 3) return wide ? 0.45 : 0.23;
   return float_grids ? 0.75 : 0.6;
+}
+/// The bytes of image and outputs an SM's blocks move a cycle at most: the copy, staging
+/// and stores are SM work, which binds before device memory where the memory is fast for
+/// the SMs (the H200: 1.4x the H100's bandwidth, the same SMs). Fitted on the H200's
+/// memory-bound single and fused steps (perf_tests/RESULTS.md, 2026-11-29: the same in 1-D
+/// and 2-D, 16-bit 6.6, tf32 7.3, f64 9.2; 3-D 2.6, 3.3, 5.3); the H100's, A100's and
+/// MI250X's bandwidth shares bind first but for 16-bit 2-D on the H100 (4% lower). Float
+/// grids of 16-bit operands: unmeasured there (no bound).
+double copy_bytes_per_sm_cycle(int dims, Precision p, bool float_grids) {
+  if (float_grids) return std::numeric_limits<double>::infinity();
+  const bool flat = dims < 3;
+  switch (p) {
+    case Precision::f64: return flat ? 9.2 : 5.3;
+    case Precision::tf32: return flat ? 7.3 : 3.3;
+    default: return flat ? 6.6 : 2.6;
+  }
+}
+
+/// How much longer a block takes where grid rows are not whole 16-byte units: its image
+/// copied in 8- or 4-byte pieces, or through registers on 2-byte boundaries (NVIDIA;
+/// AMD: value by value), its outputs stored so. Measured on the H200 (perf_tests/
+/// RESULTS.md, 2026-11-29: Heat-2D and Box-2D49P f16 at 3000 x 4096 against widths 4100,
+/// 4098 and 4099), the same for memory- and compute-bound blocks (the copy is not hidden).
+double unaligned_rows_factor(int row_alignment) {
+  if (row_alignment >= 16) return 1.0;
+  if (row_alignment == 8) return 1.07;
+  if (row_alignment == 4) return 1.12;
+  return 1.35;
 }
 
 /// Values of float grids an SM rounds into a 16-bit image a cycle where they are copied
@@ -127,17 +162,23 @@ Prediction predict_dense(const Plan& p) {
   // Float grids copied beside the image are rounded into it in a pass of its own, after
   // the copy lands and before the block multiplies: SM work its units wait for, at
   // `rounded_per_cycle` values a cycle an SM (fitted on the 15 x 15 box, f16 and bf16).
-  const double rounding_rate = rounded_per_cycle * d.multiprocessors * d.clock_ghz * 1e9;
+  const double sm_cycles     = d.multiprocessors * d.clock_ghz * 1e9;  // SM cycles a second
+  const double rounding_rate = rounded_per_cycle * sm_cycles;
   const double rounding      = beside ? image_values / rounding_rate : 0.0;
-  pr.compute_seconds = flops / rate * unit_overhead(p.precision, batch, p.dims(), image_a) * waves / busy + rounding;
-  const double touched      = (image_values + static_cast<double>(points)) * grid_bytes;
-  pr.memory_seconds         = touched / (copy_efficiency(p.dims(), p.precision, p.float_grids) * d.memory_bytes_per_s);
+  pr.compute_seconds =
+      flops / rate * unit_overhead(p.precision, batch, p.dims(), image_a, p.a.k_chunks) * waves / busy + rounding;
+  const double touched = (image_values + static_cast<double>(points)) * grid_bytes;
+  pr.memory_seconds    = touched / std::min(copy_efficiency(p.dims(), p.precision, p.float_grids) * d.memory_bytes_per_s,
+                                            copy_bytes_per_sm_cycle(p.dims(), p.precision, p.float_grids) * sm_cycles);
   // Shared memory: the image written and the results staged once, and per unit the
   // image's operand read (B: k x n values; with the image as A: m x k).
   const double read_per_unit = image_a ? p.mma.m * p.mma.k : p.mma.k * p.mma.n;
   const double copied        = beside ? image_values * grid_bytes : 0.0;  // written, read once more
   const double staged        = image_values * bytes + copied + static_cast<double>(points) * grid_bytes;
   pr.shared_seconds = (2 * staged + units * read_per_unit * bytes) / d.shared_bytes_per_s;
+  const double unaligned = unaligned_rows_factor(p.row_alignment);
+  pr.compute_seconds *= unaligned;
+  pr.memory_seconds *= unaligned;
   finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
   return pr;
 }

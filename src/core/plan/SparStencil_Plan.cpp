@@ -103,7 +103,9 @@ std::string explain(const Plan& p) {
   char line[256];
   out << "SparStencil plan: " << stencil_label(p.original) << ", grid " << grid_string(p.grid) << ", "
       << to_string(p.precision) << (p.float_grids ? " operands on float grids" : "") << ", "
-      << to_string(p.boundary) << ", device " << p.device << "\n";
+      << to_string(p.boundary) << ", device " << p.device;
+  if (p.row_alignment < 16) out << ", rows on " << p.row_alignment << "-byte boundaries";
+  out << "\n";
   const double per_step = p.predicted.seconds / p.fused_steps;
   std::snprintf(line, sizeof line, "  %-12s %s: %s per step, %.1f GStencil/s predicted, %s bound\n", "backend",
                 p.backend.c_str(), time_string(per_step).c_str(), p.predicted.gstencils, p.predicted.bound.c_str());

@@ -112,6 +112,7 @@ struct Plan {
   Boundary boundary   = Boundary::periodic;
   Precision precision = Precision::f16;  ///< the operand format (what is multiplied)
   bool float_grids    = false;  ///< f16/bf16 operands read from float grids (PlanRequest::float_grids)
+  int row_alignment   = 16;     ///< bytes every grid row starts on (PlanRequest::row_alignment)
   std::string device;
   std::vector<long> grid;
   std::string backend = "generic";  ///< the backend that runs the plan (its registered name)

@@ -154,6 +154,8 @@ class Reader {
     p.precision   = name_of("precision", [](const std::string& v) { return precision_from_string(v); });
     // Plans written before float grids were planned read grids of their operand format.
     p.float_grids = j.contains("float_grids") && boolean(j.at("float_grids"), "float_grids");
+    // Plans written before row alignment was planned: rows of whole 16-byte units.
+    p.row_alignment = j.contains("row_alignment") ? int_value(j.at("row_alignment"), "row_alignment") : 16;
     p.device      = text(at("device"), "device");
     p.grid        = integers<long>(at("grid"), "grid", LONG_MIN, LONG_MAX);
     p.backend     = text(at("backend"), "backend");
@@ -250,6 +252,7 @@ std::string to_json(const Plan& p) {
       {"boundary", to_string(p.boundary)},
       {"precision", to_string(p.precision)},
       {"float_grids", p.float_grids},
+      {"row_alignment", p.row_alignment},
       {"device", p.device},
       {"grid", p.grid},
       {"backend", p.backend},

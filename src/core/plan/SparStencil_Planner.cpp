@@ -109,6 +109,9 @@ Plan base_plan(const PlanRequest& r) {
     impl::fail("make_plan", "float grids are read as f16 or bf16 operands, not ", to_string(r.precision),
                " (tf32 operands read float grids without it; f32 and f64 are the grids' own formats)");
   }
+  if (r.row_alignment < 1 || r.row_alignment > 16 || (r.row_alignment & (r.row_alignment - 1)) != 0) {
+    impl::fail("make_plan", "row alignment ", r.row_alignment, " bytes must be a power of two from 1 to 16");
+  }
   for (std::size_t a = 0; a < r.grid.size(); ++a) {
     if (r.grid[a] > max_extent) {
       impl::fail("make_plan", "grid extent ", r.grid[a], " along axis ", a, " passes ", max_extent,
@@ -123,8 +126,9 @@ Plan base_plan(const PlanRequest& r) {
   p.fused_steps = r.steps;
   p.boundary    = r.boundary;
   p.precision   = r.precision;
-  p.float_grids = r.float_grids;
-  p.device      = r.device;
+  p.float_grids   = r.float_grids;
+  p.row_alignment = r.row_alignment;
+  p.device        = r.device;
   p.grid        = r.grid;
   p.redundancy  = static_cast<double>(term_count(p.stencil)) / (r.steps * static_cast<double>(term_count(r.stencil)));
   const std::vector<int> fused_radius = radius(p.stencil);
