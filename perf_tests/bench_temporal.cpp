@@ -117,19 +117,8 @@ int run(int argc, char* argv[]) {
       s.fusion = std::stoi(value);
       if (s.fusion < 0 || s.fusion > 8) throw std::runtime_error("bench_temporal: --fusion must be 0 to 8");
     } else if (flag == "--grid") {
-      s.grid.clear();
-      std::size_t at = 0;
-      while (at <= value.size()) {
-        const std::size_t x = std::min(value.find('x', at), value.size());
-        const std::string part = value.substr(at, x - at);
-        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9 ||
-            std::stol(part) < 1) {
-          throw std::runtime_error("bench_temporal: --grid wants positive extents such as 3001x4099, not '" + value + "'");
-        }
-        s.grid.push_back(std::stol(part));
-        at = x + 1;
-      }
-      if (s.grid.size() < 2 || s.grid.size() > 3) {
+      s.grid = sparstencil::parse_extents(value);
+      if (s.grid.size() < 2) {
         throw std::runtime_error("bench_temporal: --grid wants two or three extents, not '" + value + "'");
       }
     } else if (flag == "--steps" || flag == "--repeats") {

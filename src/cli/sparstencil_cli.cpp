@@ -19,25 +19,11 @@
 namespace {
 
 std::vector<long> parse_grid(const std::string& text) {
-  std::vector<long> extents;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, 'x')) {
-    char* end    = nullptr;
-    const long v = std::strtol(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || v < 1 || v > (1L << 31) - 1) {
-      throw std::runtime_error("--grid: '" + text + "' is not extents like 10240x10240 (each 1 to 2^31-1)");
-    }
-    extents.push_back(v);
+  try {
+    return sparstencil::parse_extents(text);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("--grid: ") + e.what());
   }
-  const auto separators = static_cast<std::size_t>(std::count(text.begin(), text.end(), 'x'));
-  if (separators + 1 != extents.size()) {
-    throw std::runtime_error("--grid: '" + text + "' is not extents like 10240x10240");
-  }
-  if (extents.empty() || extents.size() > 3) {
-    throw std::runtime_error("--grid: '" + text + "' must have 1 to 3 extents");
-  }
-  return extents;
 }
 
 /// The first line of an error message, without the library's "sparstencil::" prefix.

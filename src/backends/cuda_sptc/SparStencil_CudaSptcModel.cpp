@@ -89,7 +89,7 @@ constexpr double unaligned_points_per_sm_cycle = 0.41;
 Prediction predict_sparse(const Plan& p) {
   const DeviceDescription& d = device_description(p.device);
   const SparseCostTerms c    = sparse_cost_terms(p);
-  const double issue_rate    = d.multiprocessors * 4.0 * d.clock_ghz * 1e9 * 0.5;  // half the peak issue
+  const double issue_rate    = d.sm_cycles_per_second() * 4.0 * 0.5;  // half the peak issue
   // Compute: the tensor pipe or the instruction issue around it, whichever is slower.
   double per_group = 0;
   double memory_share = 1.0;
@@ -109,9 +109,8 @@ Prediction predict_sparse(const Plan& p) {
   Prediction pr;
   pr.compute_seconds = std::max(c.tensor_seconds, c.groups * per_group / issue_rate);
   if (p.row_alignment < 16) {
-    const double sm_cycles = d.multiprocessors * d.clock_ghz * 1e9;
-    pr.compute_seconds     = std::max(pr.compute_seconds, static_cast<double>(grid_points(p.grid)) /
-                                                              (unaligned_points_per_sm_cycle * sm_cycles));
+    pr.compute_seconds = std::max(pr.compute_seconds, static_cast<double>(grid_points(p.grid)) /
+                                                          (unaligned_points_per_sm_cycle * d.sm_cycles_per_second()));
   }
   pr.memory_seconds  = c.memory_bytes / (d.memory_bytes_per_s * memory_share);
   pr.shared_seconds  = c.shared_bytes / d.shared_bytes_per_s;

@@ -1,9 +1,11 @@
 #include "SparStencil_Parse.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 
 #include "SparStencil_Presets.hpp"
 
@@ -158,6 +160,24 @@ std::string to_text(const AnyStencil& stencil) {
       },
       stencil);
   return out.str();
+}
+
+std::vector<long> parse_extents(const std::string& text) {
+  std::vector<long> extents;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, 'x')) {
+    char* end    = nullptr;
+    const long v = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v < 1 || v > (1L << 31) - 1) {
+      throw std::runtime_error("'" + text + "' is not extents like 10240x10240 (each 1 to 2^31-1)");
+    }
+    extents.push_back(v);
+  }
+  const auto separators = static_cast<std::size_t>(std::count(text.begin(), text.end(), 'x'));
+  if (separators + 1 != extents.size()) throw std::runtime_error("'" + text + "' is not extents like 10240x10240");
+  if (extents.empty() || extents.size() > 3) throw std::runtime_error("'" + text + "' must have 1 to 3 extents");
+  return extents;
 }
 
 }  // namespace sparstencil

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "SparStencil_Stencil.hpp"
 
@@ -33,5 +34,9 @@ AnyStencil parse_stencil(std::string_view text);
 /// The text form of a stencil (explicit terms, weights printed exactly): parses back to an
 /// equal stencil.
 std::string to_text(const AnyStencil& stencil);
+
+/// Grid extents written as 10240x10240 (1 to 3 extents, each 1 to 2^31 - 1); throws
+/// std::runtime_error naming the text otherwise.
+std::vector<long> parse_extents(const std::string& text);
 
 }  // namespace sparstencil

@@ -19,7 +19,7 @@ DeviceDescription hopper(std::string name, std::string source, double memory_tb_
   d.source             = std::move(source);
   d.multiprocessors    = 132;
   d.clock_ghz          = 1.98;
-  const double sm_clk  = d.multiprocessors * d.clock_ghz * giga;
+  const double sm_clk  = d.sm_cycles_per_second();
   d.memory_bytes_per_s = memory_tb_s * tera;
   d.shared_bytes_per_s = 128 * sm_clk;
   d.shared_bytes_per_sm = 228 * 1024;
@@ -42,7 +42,7 @@ DeviceDescription ampere() {
                          "2.04 TB/s HBM2e, sparse f16 4096 flop/clk/SM";
   d.multiprocessors    = 108;
   d.clock_ghz          = 1.41;
-  const double sm_clk  = d.multiprocessors * d.clock_ghz * giga;
+  const double sm_clk  = d.sm_cycles_per_second();
   d.memory_bytes_per_s = 0.9 * 2.039 * tera;  // copies reach about 90% of the pin rate
   d.shared_bytes_per_s = 128 * sm_clk;
   d.shared_bytes_per_sm = 164 * 1024;
@@ -82,7 +82,7 @@ DeviceDescription cdna2() {
   d.source             = "MI250X datasheet, one of its two dies (not measured here): 110 CUs, 1.7 GHz, 1.6 TB/s";
   d.multiprocessors    = 110;
   d.clock_ghz          = 1.7;
-  const double cu_clk  = d.multiprocessors * d.clock_ghz * giga;
+  const double cu_clk  = d.sm_cycles_per_second();
   d.memory_bytes_per_s = 0.85 * 1.6 * tera;
   d.shared_bytes_per_s = 128 * cu_clk;
   d.shared_bytes_per_sm = 64 * 1024;  // LDS

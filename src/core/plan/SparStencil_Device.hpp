@@ -49,6 +49,8 @@ struct DeviceDescription {
   double launch_seconds     = 0;  ///< fixed cost per kernel launch
   bool gpu                  = false;
   int wave_lanes            = 32;  ///< lanes of a warp (NVIDIA) or wavefront (AMD CDNA: 64)
+  /// SM (AMD: CU) cycles a second, all of them together: what per-SM rates scale by.
+  double sm_cycles_per_second() const { return multiprocessors * clock_ghz * 1e9; }
   bool has_sparse_tensor_cores() const { return sparse_f16_flops > 0; }
   bool has_dense_matrix_cores() const { return dense_f16_flops > 0 || dense_f64_flops > 0; }
 };

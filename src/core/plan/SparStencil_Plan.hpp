@@ -177,6 +177,10 @@ inline bool has_matrix_form(const Plan& plan) { return !plan.tile.empty(); }
 /// The format of the plan's grids (f32 for tf32 and float_grids plans).
 inline Precision grid_format(const Plan& plan) { return grid_format(plan.precision, plan.float_grids); }
 
+/// Whether `bytes` can be a row alignment (PlanRequest::row_alignment): a power of two from
+/// 1 to 16.
+inline bool valid_row_alignment(int bytes) { return bytes >= 1 && bytes <= 16 && (bytes & (bytes - 1)) == 0; }
+
 /// The shared-memory image of a matrix-form plan's block (tile, radius, tiles_per_block
 /// and precision set): the block plus its halo, `shared_lead` points before the block
 /// origin (the radius, rounded up to 16 bytes along the fastest axis so that image rows

@@ -74,7 +74,7 @@ class Verifier {
       points *= n;
     }
     if (p.fused_steps < 1) fail("fused_steps", p.fused_steps, " is below 1");
-    if (p.row_alignment < 1 || p.row_alignment > 16 || (p.row_alignment & (p.row_alignment - 1)) != 0) {
+    if (!valid_row_alignment(p.row_alignment)) {
       fail("row_alignment", p.row_alignment, " bytes is not a power of two from 1 to 16");
     }
     if (p.float_grids && p.precision != Precision::f16 && p.precision != Precision::bf16) {

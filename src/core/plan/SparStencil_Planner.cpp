@@ -109,7 +109,7 @@ Plan base_plan(const PlanRequest& r) {
     impl::fail("make_plan", "float grids are read as f16 or bf16 operands, not ", to_string(r.precision),
                " (tf32 operands read float grids without it; f32 and f64 are the grids' own formats)");
   }
-  if (r.row_alignment < 1 || r.row_alignment > 16 || (r.row_alignment & (r.row_alignment - 1)) != 0) {
+  if (!valid_row_alignment(r.row_alignment)) {
     impl::fail("make_plan", "row alignment ", r.row_alignment, " bytes must be a power of two from 1 to 16");
   }
   for (std::size_t a = 0; a < r.grid.size(); ++a) {
