@@ -89,7 +89,9 @@ std::optional<CompiledShape> compiled_shape(const AnyStencil& stencil, bool gpu)
 }
 
 // Measured on the H100 (perf_tests/RESULTS.md) and used for every GPU (same code path):
-// float single steps at 87-93% of the copy roofline where memory bound (double 84-98%);
+// float single steps at 87-93% of the copy roofline where memory bound (double 84-98%;
+// the per-SM byte rates measured on the H200, where they bind first: 1-D 16-bit 5.5,
+// 32-bit 6.0, 64-bit 13.0; 2-D 10.1 and 12.9; 3-D 9.1, 12.3 and 12.5);
 // Box-2D49P float 292 GStencil/s = 28.6 of 66.9 FMA TFLOP/s, double 111 = 10.9 of 33.5;
 // 3-D in float: the periodic Box-3D27P 352 on the H200 = 19.0 TFLOP/s (28%; on the H100
 // memory binds it first, 86% of the copy roofline);
@@ -103,10 +105,12 @@ Efficiency efficiency(const DeviceDescription& device) {
   if (device.gpu) {
     e.memory        = 0.85;
     e.memory_16bit  = 0.72;
+    e.sm_bytes_per_cycle = {{{5.5, 6.0, 13.0}, {10.1, 12.9, 0}, {9.1, 12.3, 12.5}}};
     e.compute       = 0.42;
     e.compute_3d    = 0.30;
     e.compute_f64   = 0.33;
     e.walls_3d      = 0.74;
+    e.walls_2d_16bit = 0.87;  // H200, 10240^2: Heat-2D f16 0.85, Box-2D9P 0.90 (f32, f64 0.98-1.01)
     e.rim_points_per_s = 25e9;
     e.compute_wide  = 0.65;  // 15 x 15 and 5 x 5 x 5 boxes, float and double: 64-75% (RESULTS.md)
     e.runtime_shape = 0.07;
@@ -183,9 +187,9 @@ std::optional<double> exchange_temporal_seconds(const PlanRequest& r, const Devi
 /// docs/COST_MODEL.md says on what). An output point of a launch of t steps costs its
 /// memory traffic (read and write at the copy bandwidth in 2-D, 86.5% of it in 3-D) and
 /// its work in issue slots, scaled by the work the team's span and its chunk's warm-up add.
-/// 2-D: a fixed cost a launch and 1.35 slots a term a level, 1.6 times that for 8-byte
-/// values where a thread owns one column; the kernel waits on latencies, so memory and work
-/// add. 3-D: 28 + 1.2 a term a level (1.2 times that for one 8-byte column), memory and
+/// 2-D: a fixed cost a launch, and a level 4.8 slots, 0.75 a term (1.6 times that for
+/// 8-byte values where a thread owns one column) and for 16-bit values 7 a row of the
+/// shape (their conversions); the kernel waits on latencies, so memory and work add. 3-D: 28 + 1.2 a term a level (1.2 times that for one 8-byte column), memory and
 /// work overlapping but for 50% of the shorter. The fastest streaming candidate that runs;
 /// nothing where none does.
 std::optional<double> stream_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,
@@ -200,9 +204,9 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   const double memory        = 2.0 * bytes / (d.memory_bytes_per_s * (plane ? 1.0 : 0.865));
   const bool one_wide_column = bytes == 8 && stream_temporal_columns(bytes, R) == 1;
   const double terms         = static_cast<double>(term_count(r.stencil));
-  const double level_slots   = plane ? 1.35 * terms * (one_wide_column ? 1.6 : 1.0)
+  const double level_slots   = plane ? 4.8 + 0.75 * terms * (one_wide_column ? 1.6 : 1.0) + (bytes == 2 ? 7.0 * (2 * R + 1) : 0.0)
                                      : 28.0 + 1.2 * terms * (one_wide_column ? 1.2 : 1.0);
-  const double launch_slots  = plane ? 31.0 : 0.0;
+  const double launch_slots  = plane ? 4.3 : 0.0;
   const double work_seconds  = (launch_slots + t * level_slots) / (d.cuda_f32_flops / 2);
   const double overlap       = plane ? 1.0 : 0.5;
   const double per_point     = std::max(memory, work_seconds) + overlap * std::min(memory, work_seconds);
@@ -263,7 +267,9 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   const double fused_rate     = shape && !shape->streaming_only ? rate : runtime_rate;
   const double flops_per_step = points * 2.0 * static_cast<double>(term_count(r.stencil));
   const int bytes             = storage_bytes(grid_format(r.precision, r.float_grids));
-  const double bandwidth      = d.memory_bytes_per_s * (bytes == 2 ? e.memory_16bit : e.memory);
+  const double share          = d.memory_bytes_per_s * (bytes == 2 ? e.memory_16bit : e.memory);
+  const double sm_rate        = e.sm_bytes_per_cycle[r.grid.size() - 1][bytes == 2 ? 0 : bytes == 4 ? 1 : 2];
+  const double bandwidth      = sm_rate > 0 ? std::min(share, sm_rate * d.sm_cycles_per_second()) : share;
   // Under walls a step computes the interior box; fixed_rim then launches over the rim
   // (interior leaves it alone; periodic steps run the streaming kernels, whose reads wrap,
   // as the periodic rates were measured).
@@ -273,7 +279,8 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   const double rim_seconds = rim_launch ? rim_points / e.rim_points_per_s : 0.0;
   Prediction unfused;
   unfused.compute_seconds = r.steps * flops_per_step / rate;
-  unfused.memory_seconds  = r.steps * points * 2.0 * bytes / (bandwidth * (walls && r.grid.size() == 3 ? e.walls_3d : 1.0));
+  const double walls_rate = !walls ? 1.0 : r.grid.size() == 3 ? e.walls_3d : r.grid.size() == 2 && bytes == 2 ? e.walls_2d_16bit : 1.0;
+  unfused.memory_seconds  = r.steps * points * 2.0 * bytes / (bandwidth * walls_rate);
   finish_prediction(unfused, r.steps * (d.launch_seconds + rim_seconds), points, r.steps);
   if (r.steps == 1 || temporal_form == false) return unfused;
   if (const auto streaming = shape ? stream_temporal_seconds(r, d, *shape) : std::nullopt) {

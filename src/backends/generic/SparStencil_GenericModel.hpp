@@ -199,6 +199,10 @@ inline bool has_compiled_kernel(const AnyStencil& stencil, bool gpu) { return co
 struct Efficiency {
   double memory       = 1;  ///< of the copy bandwidth, 32- and 64-bit Views
   double memory_16bit = 1;  ///< 16-bit Views (one 2-byte load a value)
+  /// Single steps: the most device-memory bytes an SM moves a cycle, by dimension (1-3)
+  /// and 2-, 4- or 8-byte values (0: no such bound). The kernels keep few bytes in flight
+  /// a thread, so where a device has more bandwidth an SM's rate binds before the share.
+  std::array<std::array<double, 3>, 3> sm_bytes_per_cycle{};
   double compute      = 1;  ///< of the FMA rate, compiled shapes in half_t and float
   double compute_3d   = 1;  ///< the same, 3-D grids
   double compute_f64  = 1;  ///< of the FMA rate, compiled shapes in double
@@ -209,6 +213,8 @@ struct Efficiency {
   /// Single steps of 3-D grids under interior and fixed_rim: the interior box, one rim
   /// in from each face, runs at this fraction of a whole periodic grid's rate.
   double walls_3d = 1;
+  /// The same for 2-D grids of 16-bit values (wider rows hide it in 32- and 64-bit ones).
+  double walls_2d_16bit = 1;
   /// The rim launch under fixed_rim (copies) and interior-free boundaries: rim points a second.
   double rim_points_per_s = 0;
   /// Temporal blocking: the fraction of the compute rate its sums reach (scratch reads, a
