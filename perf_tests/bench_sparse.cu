@@ -1,14 +1,16 @@
 // Benchmark of the CUDA sparse tensor-core executor (raw API, no Kokkos) on the standard
 // set at the papers' sizes, against the device-to-device copy measured in the same run.
 //   sparstencil_bench_sparse [--sizes=paper|small] [--all-tiles] [--row-runs] [--walls]
-//                            [--depths] [--json=FILE] [--filter=TEXT]
+//                            [--depths] [--json=FILE] [--filter=TEXT] [--grid=N0xN1[xN2]]
 // (--row-runs adds each stencil's two row-run forms, image rows as they are (parity
 // split) and interleaved, f16, single step and t = 3 (with --depths every depth), beside
 // the planner's choice;
 // --walls adds the f16 single step and t = 3 under the interior and fixed_rim boundaries
 // (the wall kernel included); --depths adds f16 fused plans of t = 2 .. 8 under periodic
 // and fixed_rim, the cost model's fitting data (a depth the sparse backend cannot plan is
-// reported and skipped); the rest runs periodic.)
+// reported and skipped); the rest runs periodic. --grid sets the extents of the cases of its
+// dimension, rows packed (not whole 16-byte units where the last extent is not a multiple of
+// 8), and the copy measured on it where 2-D.)
 // Per case: CUDA events around each launch, 5 warm-up launches, median of 30; inputs
 // random (never zeros); three grids rotate as in -> out so no launch reads what the
 // previous one left in L2. GStencil/s counts original steps (a fused launch does t).
@@ -30,6 +32,7 @@
 #include "SparStencil_CudaDevice.hpp"
 #include "SparStencil_Device.hpp"
 #include "SparStencil_Fuse.hpp"
+#include "SparStencil_Parse.hpp"
 #include "SparStencil_Backends.hpp"
 #include "SparStencil_CudaSptcModel.hpp"
 #include "SparStencil_Presets.hpp"
@@ -101,7 +104,10 @@ double median_seconds(Launch&& launch) {
   return seconds[repeats / 2];
 }
 
-std::vector<long> paper_grid(int dims) { return bench::problem_extents(dims, paper_sizes); }
+std::vector<long> grid_asked;  ///< --grid: the extents of the cases of its dimension
+std::vector<long> paper_grid(int dims) {
+  return static_cast<int>(grid_asked.size()) == dims ? grid_asked : bench::problem_extents(dims, paper_sizes);
+}
 
 /// Copy bandwidth (read + write bytes per second) for `bytes`-sized elements, 2-D size.
 double copy_bandwidth(int bytes) {
@@ -174,7 +180,14 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--depths") == 0) depths = true;
     else if (std::strncmp(argv[i], "--json=", 7) == 0) json_path = argv[i] + 7;
     else if (std::strncmp(argv[i], "--filter=", 9) == 0) filter = argv[i] + 9;
-    else {
+    else if (std::strncmp(argv[i], "--grid=", 7) == 0) {
+      try {
+        grid_asked = parse_extents(argv[i] + 7);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "sparstencil_bench_sparse: --grid: %s\n", e.what());
+        return 2;
+      }
+    } else {
       std::fprintf(stderr, "sparstencil_bench_sparse: unknown argument '%s'\n", argv[i]);
       return 2;
     }

@@ -169,11 +169,13 @@ __device__ __forceinline__ void fill_chunk(const Params& p, storage_t<P>* dst, c
     cp_async_16(dst, row + w);
     return;
   }
-  // Every load before the first store: they need not wait on each other.
+  // Every load before the first store: they need not wait on each other. Values wrap from
+  // w: one by one only where the chunk straddles an end (each wrap a 64-bit remainder, a
+  // software routine, which a partial strip's chunks past the grid's end took for each).
   T v[V];
 #pragma unroll
   for (int i = 0; i < V; ++i) {
-    const long g = wrap_coordinate(p.boundary, x + i, n);
+    const long g = wrap_coordinate(p.boundary, w + i, n);
     v[i]         = g < 0 ? T(0) : row[g * p.in_stride[2]];
   }
 #pragma unroll
