@@ -659,6 +659,7 @@ TEST(Planner, RowsNotWholeSixteenByteUnitsGoToThePlainCores) {
   // Measured on the H200 (perf_tests/RESULTS.md, 2026-11-29), f16 single steps at walls:
   // on 3001 x 4099 (rows on 2-byte boundaries) the generic executor takes 26-28 us a step
   // for Heat-2D and 49 for Box-2D49P, the sparse executor 83-92, the dense 63-75; on
+  // 3000 x 4098 and 4100 (4- and 8-byte) generic 26-27 and 49, dense 49-51 and 61-65; on
   // 3000 x 4096 the sparse one 21 and 33 (generic 26 and 49).
   for (const AnyStencil& s : {AnyStencil(presets::heat_2d()), AnyStencil(presets::box_2d49p())}) {
     PlanRequest r;
@@ -671,6 +672,11 @@ TEST(Planner, RowsNotWholeSixteenByteUnitsGoToThePlainCores) {
     const Plan odd  = make_plan(r);
     EXPECT_EQ(odd.backend, "generic") << explain(odd);
     EXPECT_NE(explain(odd).find("rows on 2-byte boundaries"), std::string::npos);
+    for (const auto& [width, alignment] : {std::pair<long, int>{4098, 4}, {4100, 8}}) {
+      r.grid          = {3000, width};
+      r.row_alignment = alignment;
+      EXPECT_EQ(make_plan(r).backend, "generic") << explain(make_plan(r));
+    }
     r.grid          = {3000, 4096};
     r.row_alignment = 16;
     EXPECT_EQ(make_plan(r).backend, "cuda_sptc") << explain(make_plan(r));

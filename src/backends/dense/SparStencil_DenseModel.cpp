@@ -108,6 +108,15 @@ double unaligned_rows_factor(int row_alignment) {
   return 1.35;
 }
 
+/// SM cycles a launch takes beyond its blocks' throughput: a block copies its image,
+/// multiplies and stores in sequence, others overlapping it only once several run, so the
+/// first copies and the last stores are not hidden. Fitted on the H200 (perf_tests/
+/// RESULTS.md, 2026-11-29: Heat-2D, Box-2D9P and Box-2D49P f16 single steps from 1024^2 to
+/// 4096^2 ran 7.5-14 us above the throughput terms, about 8 us of it this). 2-D plans only:
+/// 1-D ones showed none (Heat-1D f16 at 10.24 M points, 28.5 us against 27.8 predicted),
+/// 3-D ones are unmeasured on small grids.
+constexpr double pipeline_fill_cycles = 16000;
+
 /// Values of float grids an SM rounds into a 16-bit image a cycle where they are copied
 /// beside it (copies_beside; H100, perf_tests/RESULTS.md).
 constexpr double rounded_per_cycle = 3.8;
@@ -178,7 +187,8 @@ Prediction predict_dense(const Plan& p) {
   const double unaligned = unaligned_rows_factor(p.row_alignment);
   pr.compute_seconds *= unaligned;
   pr.memory_seconds *= unaligned;
-  finish_prediction(pr, d.launch_seconds, points, p.fused_steps);
+  const double fill = p.dims() == 2 ? pipeline_fill_cycles / (d.clock_ghz * 1e9) : 0.0;
+  finish_prediction(pr, d.launch_seconds + fill, points, p.fused_steps);
   return pr;
 }
 
