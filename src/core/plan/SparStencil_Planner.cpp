@@ -39,20 +39,6 @@ bool better(const Plan& a, const Plan& b) {
 
 namespace {
 
-/// The sum of |weights| and the largest |weight| of a stencil.
-std::pair<double, double> weight_sizes(const AnyStencil& s) {
-  return std::visit(
-      [](const auto& st) {
-        double sum = 0, largest = 0;
-        for (const auto& t : st.terms()) {
-          sum += std::abs(t.weight);
-          largest = std::max(largest, std::abs(t.weight));
-        }
-        return std::make_pair(sum, largest);
-      },
-      s);
-}
-
 std::string number(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", v);
@@ -73,14 +59,14 @@ void check_range(const PlanRequest& r, Plan& p) {
   const double stored = largest_stored(r.float_grids ? Precision::f32 : r.precision);
   for (const AnyStencil* s : {&p.original, &p.stencil}) {
     if (s == &p.stencil && r.steps == 1) break;  // the same stencil
-    const double largest = weight_sizes(*s).second;
+    const double largest = largest_weight(*s);
     if (largest > summed) {
       problems.push_back(std::string(s == &p.original ? "a weight" : "a fused weight") + " of magnitude " +
                          number(largest) + " passes " + to_string(r.precision) + "'s sums (largest " +
                          number(summed) + ")");
     }
   }
-  const double worst = weight_sizes(p.stencil).first * r.input_magnitude;
+  const double worst = weight_sum(p.stencil) * r.input_magnitude;
   if (worst > stored) {
     problems.push_back("the worst-case output " + number(worst) + " (sum of |weights|" +
                        (r.steps > 1 ? " of the " + std::to_string(r.steps) + " fused steps" : std::string()) +
