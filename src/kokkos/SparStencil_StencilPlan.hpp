@@ -258,11 +258,26 @@ class StencilPlan {
   };
   std::vector<Recorded> m_recorded;
   static constexpr int recorded_launches = 16;  ///< launches in one graph (an even count)
+  static constexpr std::size_t recorded_runs_kept = 4;  ///< iterate's graphs kept (buffer pairs x stages)
   /// apply's recorded steps by (in, out) data, the latest few.
   mutable std::vector<Recorded> m_recorded_steps;
   static constexpr std::size_t recorded_steps_kept = 8;
   mutable std::size_t m_step_recordings = 0;
   mutable bool m_step_unrecordable      = false;
+
+  /// The graph of `cache` recorded for buffers (a, b) and `stage`, if any.
+  static Recorded* find_recorded(std::vector<Recorded>& cache, const void* a, const void* b, const StageData* stage) {
+    for (Recorded& r : cache) {
+      if (r.a == a && r.b == b && r.stage == stage) return &r;
+    }
+    return nullptr;
+  }
+  /// `recorded` added to `cache`, the oldest dropped where it holds `kept` already.
+  static Recorded& keep_recorded(std::vector<Recorded>& cache, std::size_t kept, Recorded recorded) {
+    if (cache.size() >= kept) cache.erase(cache.begin());
+    cache.push_back(std::move(recorded));
+    return cache.back();
+  }
 #endif
 
   static const Stencil<D>& checked_dimension(const AnyStencil& stencil) {
@@ -454,16 +469,12 @@ class StencilPlan {
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
       const Launcher<ExecSpace, InView, OutView>& launcher = *m_single->launcher;
       if (!m_options.cuda_graphs || !launcher.capturable() || m_step_unrecordable) return false;
-      const Recorded* found = nullptr;
-      for (const Recorded& r : m_recorded_steps) {
-        if (r.a == in.data() && r.b == out.data()) found = &r;
-      }
+      const Recorded* found = find_recorded(m_recorded_steps, in.data(), out.data(), m_single);
       if (!found) {
         if (++m_step_recordings > 4 * recorded_steps_kept) {  // pairs cycle past what is kept
           m_step_unrecordable = true;
           return false;
         }
-        if (m_recorded_steps.size() >= recorded_steps_kept) m_recorded_steps.erase(m_recorded_steps.begin());
         std::unique_ptr<impl::RecordedLaunches> graph;
         try {
           graph = std::make_unique<impl::RecordedLaunches>("StencilPlan::apply", m_space.cuda_stream(),
@@ -472,8 +483,7 @@ class StencilPlan {
           m_step_unrecordable = true;
           return false;
         }
-        m_recorded_steps.push_back({in.data(), out.data(), m_single, std::move(graph)});
-        found = &m_recorded_steps.back();
+        found = &keep_recorded(m_recorded_steps, recorded_steps_kept, {in.data(), out.data(), m_single, std::move(graph)});
       }
       found->graph->replay(m_space.cuda_stream());
       return true;
@@ -501,12 +511,8 @@ class StencilPlan {
       std::size_t same       = 0;
       while (same < launches.size() && launches[same] == first) ++same;
       if (!first->launcher->capturable() || same < static_cast<std::size_t>(recorded_launches)) return 0;
-      Recorded* found = nullptr;
-      for (Recorded& r : m_recorded) {
-        if (r.a == a.data() && r.b == b.data() && r.stage == first) found = &r;
-      }
+      Recorded* found = find_recorded(m_recorded, a.data(), b.data(), first);
       if (!found) {
-        if (m_recorded.size() >= 4) m_recorded.erase(m_recorded.begin());
         InView x = a;
         OutView y = b;
         auto graph = std::make_unique<impl::RecordedLaunches>("iterate", m_space.cuda_stream(), [&] {
@@ -515,8 +521,7 @@ class StencilPlan {
             std::swap(x, y);
           }
         });
-        m_recorded.push_back({a.data(), b.data(), first, std::move(graph)});
-        found = &m_recorded.back();
+        found = &keep_recorded(m_recorded, recorded_runs_kept, {a.data(), b.data(), first, std::move(graph)});
       }
       const std::size_t replays = same / recorded_launches;
       for (std::size_t n = 0; n < replays; ++n) found->graph->replay(m_space.cuda_stream());
