@@ -483,7 +483,8 @@ class StencilPlan {
           m_step_unrecordable = true;
           return false;
         }
-        found = &keep_recorded(m_recorded_steps, recorded_steps_kept, {in.data(), out.data(), m_single, std::move(graph)});
+        found = &keep_recorded(m_recorded_steps, recorded_steps_kept,
+                               {in.data(), out.data(), m_single, std::move(graph)});
       }
       found->graph->replay(m_space.cuda_stream());
       return true;

@@ -189,8 +189,9 @@ std::optional<double> exchange_temporal_seconds(const PlanRequest& r, const Devi
 /// its work in issue slots, scaled by the work the team's span and its chunk's warm-up add.
 /// 2-D: a fixed cost a launch, and a level 4.8 slots, 0.75 a term (1.6 times that for
 /// 8-byte values where a thread owns one column) and for 16-bit values 7 a row of the
-/// shape (their conversions); the kernel waits on latencies, so memory and work add. 3-D: 28 + 1.2 a term a level (1.2 times that for one 8-byte column), memory and
-/// work overlapping but for 50% of the shorter. The fastest streaming candidate that runs;
+/// shape (their conversions); the kernel waits on latencies, so memory and work add.
+/// 3-D: 28 + 1.2 a term a level (1.2 times that for one 8-byte column), memory and work
+/// overlapping but for 50% of the shorter. The fastest streaming candidate that runs;
 /// nothing where none does.
 std::optional<double> stream_temporal_seconds(const PlanRequest& r, const DeviceDescription& d,
                                               const CompiledShape& shape) {
@@ -204,7 +205,8 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   const double memory        = 2.0 * bytes / (d.memory_bytes_per_s * (plane ? 1.0 : 0.865));
   const bool one_wide_column = bytes == 8 && stream_temporal_columns(bytes, R) == 1;
   const double terms         = static_cast<double>(term_count(r.stencil));
-  const double level_slots   = plane ? 4.8 + 0.75 * terms * (one_wide_column ? 1.6 : 1.0) + (bytes == 2 ? 7.0 * (2 * R + 1) : 0.0)
+  const double conversions   = bytes == 2 ? 7.0 * (2 * R + 1) : 0.0;
+  const double level_slots   = plane ? 4.8 + 0.75 * terms * (one_wide_column ? 1.6 : 1.0) + conversions
                                      : 28.0 + 1.2 * terms * (one_wide_column ? 1.2 : 1.0);
   const double launch_slots  = plane ? 4.3 : 0.0;
   const double work_seconds  = (launch_slots + t * level_slots) / (d.cuda_f32_flops / 2);
@@ -279,7 +281,10 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   const double rim_seconds = rim_launch ? rim_points / e.rim_points_per_s : 0.0;
   Prediction unfused;
   unfused.compute_seconds = r.steps * flops_per_step / rate;
-  const double walls_rate = !walls ? 1.0 : r.grid.size() == 3 ? e.walls_3d : r.grid.size() == 2 && bytes == 2 ? e.walls_2d_16bit : 1.0;
+  const double walls_rate = !walls                           ? 1.0
+                            : r.grid.size() == 3              ? e.walls_3d
+                            : r.grid.size() == 2 && bytes == 2 ? e.walls_2d_16bit
+                                                              : 1.0;
   unfused.memory_seconds  = r.steps * points * 2.0 * bytes / (bandwidth * walls_rate);
   finish_prediction(unfused, r.steps * (d.launch_seconds + rim_seconds), points, r.steps);
   if (r.steps == 1 || temporal_form == false) return unfused;
