@@ -126,7 +126,7 @@ inline double largest_weight(const AnyStencil& s) {
 }
 /// The sum of |weights| of a run-time stencil: an output's largest magnitude over the
 /// inputs' largest.
-inline double weight_sum(const AnyStencil& s) {
+inline double abs_weight_sum(const AnyStencil& s) {
   return std::visit([](const auto& st) {
     double sum = 0;
     for (const auto& t : st.terms()) sum += t.weight < 0 ? -t.weight : t.weight;

@@ -66,7 +66,7 @@ void check_range(const PlanRequest& r, Plan& p) {
                          number(summed) + ")");
     }
   }
-  const double worst = weight_sum(p.stencil) * r.input_magnitude;
+  const double worst = abs_weight_sum(p.stencil) * r.input_magnitude;
   if (worst > stored) {
     problems.push_back("the worst-case output " + number(worst) + " (sum of |weights|" +
                        (r.steps > 1 ? " of the " + std::to_string(r.steps) + " fused steps" : std::string()) +
