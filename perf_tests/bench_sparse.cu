@@ -105,13 +105,14 @@ double median_seconds(Launch&& launch) {
 }
 
 std::vector<long> grid_asked;  ///< --grid: the extents of the cases of its dimension
-std::vector<long> paper_grid(int dims) {
+/// The extents the cases of `dims` dimensions run on: --grid's, or those --sizes names.
+std::vector<long> case_grid(int dims) {
   return static_cast<int>(grid_asked.size()) == dims ? grid_asked : bench::problem_extents(dims, paper_sizes);
 }
 
 /// Copy bandwidth (read + write bytes per second) for `bytes`-sized elements, 2-D size.
 double copy_bandwidth(int bytes) {
-  const long n = paper_grid(2)[0] * paper_grid(2)[1];
+  const long n = case_grid(2)[0] * case_grid(2)[1];
   Buffers b(n, bytes == 4 ? Element::f32 : Element::f16);
   const double s = median_seconds([&](int i) {
     SPARSTENCIL_GPU_CHECK(cudaMemcpyAsync(b.grids[(i + 1) % 3], b.grids[i % 3], n * bytes, cudaMemcpyDeviceToDevice));
@@ -132,7 +133,7 @@ void run_case(const AnyStencil& stencil, Precision precision, int steps, const s
   PlanRequest r;
   r.pairing   = pairing;
   r.stencil   = stencil;
-  r.grid      = paper_grid(dimension(stencil));
+  r.grid      = case_grid(dimension(stencil));
   r.precision = precision;
   r.steps     = steps;
   r.boundary  = boundary;

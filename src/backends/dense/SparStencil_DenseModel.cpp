@@ -171,13 +171,14 @@ Prediction predict_dense(const Plan& p) {
   // Float grids copied beside the image are rounded into it in a pass of its own, after
   // the copy lands and before the block multiplies: SM work its units wait for, at
   // `rounded_per_cycle` values a cycle an SM (fitted on the 15 x 15 box, f16 and bf16).
-  const double rounding_rate = rounded_per_cycle * d.sm_cycles_per_second();
+  const double sm_cycles     = d.sm_cycles_per_second();
+  const double rounding_rate = rounded_per_cycle * sm_cycles;
   const double rounding      = beside ? image_values / rounding_rate : 0.0;
   pr.compute_seconds =
       flops / rate * unit_overhead(p.precision, batch, p.dims(), image_a, p.a.k_chunks) * waves / busy + rounding;
   const double touched = (image_values + static_cast<double>(points)) * grid_bytes;
   pr.memory_seconds    = touched / std::min(copy_efficiency(p.dims(), p.precision, p.float_grids) * d.memory_bytes_per_s,
-                                            copy_bytes_per_sm_cycle(p.dims(), p.precision, p.float_grids) * d.sm_cycles_per_second());
+                                            copy_bytes_per_sm_cycle(p.dims(), p.precision, p.float_grids) * sm_cycles);
   // Shared memory: the image written and the results staged once, and per unit the
   // image's operand read (B: k x n values; with the image as A: m x k).
   const double read_per_unit = image_a ? p.mma.m * p.mma.k : p.mma.k * p.mma.n;
