@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: install what is missing, build everything, run ctest; then the
-# host suite again under AddressSanitizer and UndefinedBehaviorSanitizer, with the fuzz
-# targets (scripts/sanitize.sh, docs/TESTING.md; SPARSTENCIL_SANITIZE=0 skips it). GPU
-# tests skip, saying why, on machines without a CUDA device.
+# host suite on Kokkos 4.6.01 with OpenMP, C++20 and deprecated code off, where
+# ../shared/vendor has its source (scripts/test_vendored_kokkos.sh; SPARSTENCIL_VENDORED=0
+# skips it); then the host suite again under AddressSanitizer and UndefinedBehaviorSanitizer,
+# with the fuzz targets (scripts/sanitize.sh, docs/TESTING.md; SPARSTENCIL_SANITIZE=0 skips
+# it). GPU tests skip, saying why, on machines without a CUDA device.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SPARSTENCIL_BUILD_DIR:-$root/build}
@@ -10,9 +12,16 @@ build=${SPARSTENCIL_BUILD_DIR:-$root/build}
 "$root/scripts/build.sh"
 cd "$build"
 ctest --output-on-failure --parallel "$(nproc 2>/dev/null || echo 2)"
-if [ "${SPARSTENCIL_SANITIZE:-1}" = 0 ]; then exit 0; fi
 total() { ctest --test-dir "$1" -N | sed -n 's/^Total Tests: //p'; }
+openmp_build=${SPARSTENCIL_OPENMP_BUILD_DIR:-$root/build-openmp}
+openmp=""
+if [ "${SPARSTENCIL_VENDORED:-1}" != 0 ]; then
+  echo "== the host suite on Kokkos 4.6.01, OpenMP, C++20 (scripts/test_vendored_kokkos.sh)"
+  SPARSTENCIL_OPENMP_BUILD_DIR=$openmp_build "$root/scripts/test_vendored_kokkos.sh"
+  [ -f "$openmp_build/CTestTestfile.cmake" ] && openmp=", $(total "$openmp_build") on Kokkos 4.6 OpenMP in $openmp_build"
+fi
+if [ "${SPARSTENCIL_SANITIZE:-1}" = 0 ]; then exit 0; fi
 echo "== the sanitizer build (scripts/sanitize.sh)"
 "$root/scripts/sanitize.sh"
 sanitize_build=${SPARSTENCIL_SANITIZE_BUILD_DIR:-$root/build-sanitize}
-echo "test.sh: all passed: $(total "$build") tests in $build, $(total "$sanitize_build") in $sanitize_build"
+echo "test.sh: all passed: $(total "$build") tests in $build$openmp, $(total "$sanitize_build") in $sanitize_build"

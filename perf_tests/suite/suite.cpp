@@ -392,18 +392,21 @@ class Suite {
       // temporal-blocking launch from in(i) to out(i), what iterate runs for each full
       // launch (iterate itself may split one launch to keep its handle parity, so the
       // executor is prepared here directly).
-      const impl::GenericExecutor<D, Kokkos::DefaultExecutionSpace, T> executor(stencil);
-      if (t > 1 && impl::fused_depth(executor, view(g.in(0)), view(g.out(0)), t, std::nullopt, options.boundary) != t) {
+      using Steps      = impl::GenericSteps<D, Kokkos::DefaultExecutionSpace, T>;
+      const auto steps = std::make_shared<const Steps>(stencil);
+      auto input       = [](const View& v) { return impl::as_input(impl::strided_grid(v)); };
+      if (t > 1 && steps->fused_depth(input(view(g.in(0))), impl::strided_grid(view(g.out(0))), t, std::nullopt,
+                                      options.boundary) != t) {
         fail_row(row, "refused", "temporal blocking of " + std::to_string(t) + " steps: no tile and halo fit team scratch");
         return std::nullopt;
       }
       std::function<void(const View&, const View&)> fused;
       std::string fused_variant;
       if (t > 1) {
-        const GenericConfig config = impl::generic_config(space, executor, stencil, view(g.in(0)), view(g.out(0)),
-                                                          Boundary::periodic, std::nullopt, options.tuning, t);
-        fused         = executor.prepare(space, view(g.in(0)), view(g.out(0)), Boundary::periodic, config, t);
-        fused_variant = "temporal blocking, " + to_string(config) + ", " + executor.shape_name(false) + " kernel";
+        const typename Steps::Launch prepared = steps->prepare(space, input(view(g.in(0))), impl::strided_grid(view(g.out(0))),
+                                                               Boundary::periodic, t, std::nullopt, options.tuning);
+        fused = [steps, prepared, input](const View& a, const View& b) { prepared.run(input(a), impl::strided_grid(b), false); };
+        fused_variant = prepared.variant;
       }
       auto launch = [&](int i) {
         if (t == 1) return apply(space, stencil, view(g.in(i)), view(g.out(i)), options).variant;

@@ -8,69 +8,54 @@
 #include <string>
 #include <type_traits>
 
-#include "SparStencil_Generic.hpp"
+#include "SparStencil_GenericSteps.hpp"
 #include "SparStencil_KokkosBackend.hpp"
 
 namespace sparstencil::generic {
 
 namespace impl {
 
-/// One launch of `depth` steps (one step, or `depth` by temporal blocking), prepared.
+/// One launch of `depth` steps (one step, or `depth` by temporal blocking), prepared: the
+/// Views become strided grids, so the executor behind it (GenericSteps) is the library's
+/// prebuilt instance whatever their layout and memory space.
 template <int D, class ExecSpace, class InView, class OutView>
 class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
  public:
-  using T        = typename OutView::non_const_value_type;
-  using Executor = sparstencil::impl::GenericExecutor<D, ExecSpace, T>;
+  using T     = typename OutView::non_const_value_type;
+  using Steps = sparstencil::impl::GenericSteps<D, ExecSpace, T>;
 
   GenericLauncher(const ExecSpace& space, const Stencil<D>& stencil, const InView& in, const OutView& out,
                   Boundary boundary, int depth, const Options& options)
-      : m_executor(std::make_unique<const Executor>(stencil)) {
-    // Several steps of a 3-D radius-1 star or box on CUDA: the exchanging kernel, unless a
-    // variant is forced.
-    if (!options.generic_variant && depth > 1 && m_executor->exchange_runs(in, out, depth, boundary)) {
-      m_step     = m_executor->prepare_exchange(space, in, out, boundary, depth);
-      m_exchange = true;
-      m_variant  = "temporal blocking, " + std::to_string(depth) + " steps a launch, tiles of 64x32 exchanging edges, " +
-                  m_executor->shape_name(false) + " kernel";
-      return;
-    }
-    const GenericConfig config = sparstencil::impl::generic_config(space, *m_executor, stencil, in, out, boundary,
-                                                                   options.generic_variant, options.tuning, depth);
-    m_step = m_executor->prepare(space, in, out, boundary, config, depth);
-    bool streaming = false;
-    if (depth > 1) {
-      const GenericConfig ran = m_executor->temporal_runnable(config, in, out, depth);
-      streaming               = ran.caching == GenericCaching::streaming;
-      m_variant = "temporal blocking, " + std::to_string(depth) + " steps a launch, " + to_string(ran);
-    } else {
-      const GenericConfig ran = m_executor->runnable(config, in, out);
-      streaming               = ran.caching == GenericCaching::streaming;
-      m_variant               = to_string(ran);
-    }
-    m_variant += ", " + m_executor->shape_name(streaming) + " kernel";
-  }
+      : m_steps(std::make_unique<const Steps>(stencil)),
+        m_launch(m_steps->prepare(space, input(in), output(out), boundary, depth, options.generic_variant,
+                                  options.tuning)) {}
 
-  void launch(const ExecSpace&, const InView& in, const OutView& out) const override { m_step(in, out); }
-  void launch_rim_held(const ExecSpace&, const InView& in, const OutView& out) const override {
-    m_step(in, out, /*rim_held*/ true);
+  void launch(const ExecSpace&, const InView& in, const OutView& out) const override {
+    m_launch.run(input(in), output(out), false);
   }
-  std::string describe() const override { return m_variant; }
+  void launch_rim_held(const ExecSpace&, const InView& in, const OutView& out) const override {
+    m_launch.run(input(in), output(out), /*rim_held*/ true);
+  }
+  std::string describe() const override { return m_launch.variant; }
   /// Kokkos' light-weight CUDA launches (the kernel in its parameters, team scratch only)
   /// are recorded by stream capture as they are; the exchanging kernel's cooperative
   /// launch is not.
   bool capturable() const override {
 #if defined(KOKKOS_ENABLE_CUDA)
-    return std::is_same_v<ExecSpace, Kokkos::Cuda> && !m_exchange;
+    return std::is_same_v<ExecSpace, Kokkos::Cuda> && !m_launch.exchange;
 #else
     return false;
 #endif
   }
 
+  static typename Steps::InGrid input(const InView& in) {
+    return sparstencil::impl::as_input(sparstencil::impl::strided_grid(in));
+  }
+  static typename Steps::OutGrid output(const OutView& out) { return sparstencil::impl::strided_grid(out); }
+
  private:
-  std::unique_ptr<const Executor> m_executor;
-  typename Executor::template Prepared<InView, OutView> m_step;
-  std::string m_variant;
-  bool m_exchange = false;
+  std::unique_ptr<const Steps> m_steps;  ///< outlives m_launch, which uses it
+  typename Steps::Launch m_launch;
 };
 
 }  // namespace impl
@@ -104,9 +89,10 @@ struct KokkosBackend {
   static int steps_per_launch(const ExecSpace&, const Plan& plan, const Stencil<D>& stencil, const InView& in,
                               const OutView& out, const Options& options, bool forced) {
     if (plan.fused_steps == 1 || (!forced && !plan.predicted.temporal_blocking)) return 1;
-    using T = typename OutView::non_const_value_type;
-    const sparstencil::impl::GenericExecutor<D, ExecSpace, T> executor(stencil);
-    return sparstencil::impl::fused_depth(executor, in, out, plan.fused_steps, options.generic_variant, plan.boundary);
+    using Launcher = impl::GenericLauncher<D, ExecSpace, InView, OutView>;
+    const typename Launcher::Steps steps(stencil);
+    return steps.fused_depth(Launcher::input(in), Launcher::output(out), plan.fused_steps, options.generic_variant,
+                             plan.boundary);
   }
 
   template <class ExecSpace, class InView, class OutView, int D>
