@@ -16,6 +16,8 @@
 #include "bench_sizes.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -129,6 +131,90 @@ void run_generic(benchmark::State& state, const sparstencil::Stencil<D>& stencil
   state.SetLabel(std::string(Kokkos::DefaultExecutionSpace::name()) + " generic: " + report.variant);
 }
 
+/// The baseline a Kokkos user writes by hand: one MDRangePolicy loop over the interior,
+/// the stencil's N terms a compile-time array (unrolled), no tiling of its own.
+template <class T, int D, int N>
+struct PlainLoop {
+  using View = sparstencil::GridView<T, D>;
+  using Acc  = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  View in, out;
+  Kokkos::Array<Kokkos::Array<int, D>, N> offset;
+  Kokkos::Array<Acc, N> weight;
+  KOKKOS_INLINE_FUNCTION void operator()(int i, int j) const {
+    if constexpr (D == 2) {
+      Acc sum = 0;
+      for (int t = 0; t < N; ++t) sum += weight[t] * static_cast<Acc>(in(i + offset[t][0], j + offset[t][1]));
+      out(i, j) = static_cast<T>(sum);
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(int i, int j, int k) const {
+    if constexpr (D == 3) {
+      Acc sum = 0;
+      for (int t = 0; t < N; ++t) {
+        sum += weight[t] * static_cast<Acc>(in(i + offset[t][0], j + offset[t][1], k + offset[t][2]));
+      }
+      out(i, j, k) = static_cast<T>(sum);
+    }
+  }
+};
+
+template <class T, int D, int N>
+void run_loop(benchmark::State& state, const sparstencil::Stencil<D>& stencil) {
+  using Loop   = PlainLoop<T, D, N>;
+  const auto e = extents<D>();
+  Loop loop;
+  loop.in  = sparstencil::make_view<typename Loop::View>("in", e);
+  loop.out = sparstencil::make_view<typename Loop::View>("out", e);
+  Kokkos::Random_XorShift64_Pool<> pool(12345);
+  Kokkos::fill_random(loop.in, pool, T(0.25), T(1.0));
+  for (int t = 0; t < N; ++t) {
+    for (int a = 0; a < D; ++a) loop.offset[t][a] = stencil.terms()[t].offset[a];
+    loop.weight[t] = static_cast<typename Loop::Acc>(stencil.terms()[t].weight);
+  }
+  Kokkos::Array<std::int64_t, D> lo, hi;
+  double points = 1;
+  for (int a = 0; a < D; ++a) {
+    lo[a] = stencil.radius()[a];
+    hi[a] = e[a] - stencil.radius()[a];
+    points *= static_cast<double>(hi[a] - lo[a]);
+  }
+  Kokkos::MDRangePolicy<Kokkos::Rank<D>> policy(lo, hi);
+  auto step = [&] {
+    Kokkos::parallel_for("plain loop", policy, loop);
+    std::swap(loop.in, loop.out);
+  };
+  step();
+  Kokkos::fence();
+  constexpr int batch = 10;
+  std::vector<double> seconds;
+  for (auto _ : state) {
+    Kokkos::Timer timer;
+    for (int n = 0; n < batch; ++n) step();
+    Kokkos::fence();
+    seconds.push_back(timer.seconds() / batch);
+    state.SetIterationTime(seconds.back());
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
+  state.counters["GStencil/s"] = points / seconds[seconds.size() / 2] / 1e9;
+  if (copy_bytes_per_second<T> > 0) {
+    const double roofline = copy_bytes_per_second<T> / (2.0 * sizeof(T)) / 1e9;
+    state.counters["% roofline"] = 100.0 * state.counters["GStencil/s"] / roofline;
+  }
+  state.SetLabel("plain MDRangePolicy loop, interior points");
+}
+
+/// Registers the plain loop for a 2-D or 3-D stencil of a term count it is compiled for.
+template <class T, int D, int N, int... More>
+void register_loop(const std::string& label, const sparstencil::Stencil<D>& s) {
+  if (static_cast<int>(s.size()) == N) {
+    benchmark::RegisterBenchmark(label.c_str(), [s](benchmark::State& st) { run_loop<T, D, N>(st, s); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  } else if constexpr (sizeof...(More) > 0) {
+    register_loop<T, D, More...>(label, s);
+  }
+}
+
 template <class T>
 void register_all(const char* type_name) {
   benchmark::RegisterBenchmark((std::string("Copy/") + type_name).c_str(), run_copy<T>)
@@ -139,6 +225,8 @@ void register_all(const char* type_name) {
       benchmark::RegisterBenchmark(label.c_str(), [s](benchmark::State& st) {
         run_generic<T, std::decay_t<decltype(s)>::rank>(st, s);
       })->UseManualTime()->Unit(benchmark::kMillisecond);
+      constexpr int D = std::decay_t<decltype(s)>::rank;
+      if constexpr (D >= 2) register_loop<T, D, 5, 7, 9, 13, 25, 27, 49, 125, 225>("Loop/" + label, s);
     }, preset);
   }
 }

@@ -25,8 +25,10 @@ names_of(plan_names ${plan_files})
 names_of(backend_names ${backend_files})
 names_of(frontend_names ${frontend_files})
 names_of(mpi_names ${mpi_files})
-# Headers generated for the build: the configuration and the registry's lists (backends).
-list(APPEND backend_names SparStencil_Config.hpp SparStencil_BackendModels.hpp SparStencil_KokkosBackends.hpp)
+# Headers generated for the build: the configuration, the registry's lists and the generic
+# executor's prebuilt spaces (backends).
+list(APPEND backend_names SparStencil_Config.hpp SparStencil_BackendModels.hpp SparStencil_KokkosBackends.hpp
+     SparStencil_GenericPrebuilt.hpp)
 
 set(violations "")
 # check(files LAYER allowed-local-headers... FORBID_SYSTEM regex)

@@ -514,6 +514,7 @@ class GenericExecutor {
                                                       const Geometry<D>& g, const GenericConfig& config) const {
     const bool scratch = config.caching == GenericCaching::scratch;
     std::function<void(const T*, T*)> launch;
+
     with_outputs(config, [&](auto v) {
       constexpr int V = decltype(v)::value;
       if (scratch) launch = prepared(space, InteriorKernel<T, D, Shape, V, true, ExecSpace>{nullptr, nullptr, g, shape});

@@ -13,6 +13,7 @@
 #include "SparStencil_Boundary.hpp"
 #include "SparStencil_GenericModel.hpp"
 #include "SparStencil_GenericShapes.hpp"
+#include "SparStencil_HostRows.hpp"
 #include "SparStencil_Precision.hpp"
 
 namespace sparstencil::impl {
@@ -202,8 +203,17 @@ struct InteriorKernel {
   }
   long scratch_bytes() const { return Scratch ? scratch_elements(g) * static_cast<long>(sizeof(T)) : 0; }
 
+  /// Host spaces run a team as one thread: there the hardware-cached tile is walked in
+  /// vectorised rows (SparStencil_HostRows.hpp).
+  static constexpr bool host_rows =
+      !Scratch && D >= 2 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
+    if constexpr (host_rows) {
+      rows(origin);
+      return;
+    }
     const T* src = in;
     Kokkos::Array<long, D> src_stride = g.in_stride;
     if constexpr (Scratch) {
@@ -266,6 +276,50 @@ struct InteriorKernel {
         }
       }
     });
+  }
+
+  /// The tile from `origin` on one host thread: up to 4 rows along k = 0 at a time (3-D:
+  /// each row along k = 1 in turn), W columns at a time (SparStencil_HostRows.hpp), the
+  /// rest of a row one column at a time and the tile's last rows along k = 0 one at a
+  /// time, so no read passes the rim.
+  KOKKOS_INLINE_FUNCTION void rows(const Kokkos::Array<int, D>& origin) const {
+    // At most 4 rows of sums at a time (V = 8 runs as two groups of 4): a block of V x W
+    // sums stays in registers, and the fully unrolled blocks are compiled three times,
+    // not four.
+    constexpr int VR  = V > 4 ? 4 : V;
+    constexpr int W   = host_columns<Acc>;
+    auto at_most      = [](int a, int b) { return a < b ? a : b; };
+    const int rows0   = at_most(g.tile[0], g.count[0] - origin[0]);
+    const int rows1   = D == 3 ? at_most(g.tile[1], g.count[1] - origin[1]) : 1;
+    const int columns = at_most(g.tile[D - 1], g.count[D - 1] - origin[D - 1]);
+    const long of     = g.out_stride[D - 1];
+    for (int r0 = 0; r0 < rows0; r0 += VR) {
+      for (int r1 = 0; r1 < rows1; ++r1) {
+        long base = 0, target = 0;
+        for (int k = 0; k < D; ++k) {
+          const int i = g.lo[k] + origin[k] + (k == 0 ? r0 : (D == 3 && k == 1) ? r1 : 0);
+          base += static_cast<long>(i) * g.in_stride[k];
+          target += static_cast<long>(i) * g.out_stride[k];
+        }
+        const int valid = at_most(VR, rows0 - r0);
+        int c           = 0;
+        if (valid == VR) {
+          for (; c + W <= columns; c += W) {
+            host_sums_t<Acc> acc[VR] = {};
+            accumulate_columns<VR, Acc>(shape, in, base + c, g.in_stride, acc, g.axis);
+            SPARSTENCIL_UNROLL
+            for (int v = 0; v < VR; ++v) store_sums<Acc>(out + target + v * g.out_stride[0] + c * of, of, acc[v]);
+          }
+        }
+        for (; c < columns; ++c) {
+          for (int v = 0; v < valid; ++v) {
+            Acc acc[1] = {};
+            accumulate<1>(shape, in, base + c + v * g.in_stride[0], g.in_stride, acc, g.axis);
+            out[target + c * of + v * g.out_stride[0]] = static_cast<T>(acc[0]);
+          }
+        }
+      }
+    }
   }
 };
 

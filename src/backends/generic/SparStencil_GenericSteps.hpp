@@ -7,9 +7,10 @@
 /// Its members are defined below, outside the class, so that an instance the library
 /// prebuilt (SparStencil_ENABLE_ETI: ranks 1-3, float, double and, where Kokkos has a
 /// 16-bit half_t, half_t, on each of the Kokkos build's Serial, OpenMP, Threads, CUDA and
-/// HIP spaces) is declared `extern template` here: a user's translation unit then
-/// instantiates none of the executor's kernels and links the library's. Other
-/// combinations (another execution space) are instantiated where they are used, as before.
+/// HIP spaces, or those SparStencil_ETI_SPACES names) is declared `extern template`
+/// here: a user's translation unit then instantiates none of the executor's kernels and
+/// links the library's. Other combinations (another execution space) are instantiated
+/// where they are used.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -17,6 +18,9 @@
 
 #include "SparStencil_Config.hpp"
 #include "SparStencil_Generic.hpp"
+#if defined(SPARSTENCIL_ENABLE_ETI)
+#include "SparStencil_GenericPrebuilt.hpp"  // generated: the spaces prebuilt
+#endif
 #include "SparStencil_StridedGrid.hpp"
 
 namespace sparstencil::impl {
@@ -118,21 +122,9 @@ typename GenericSteps<D, ExecSpace, T>::Launch GenericSteps<D, ExecSpace, T>::pr
 
 #if defined(SPARSTENCIL_ENABLE_ETI)
 #define SPARSTENCIL_EXTERN_GENERIC_STEPS(D, SPACE, T) extern template class GenericSteps<D, SPACE, T>;
-#if defined(KOKKOS_ENABLE_SERIAL)
-SPARSTENCIL_GENERIC_TYPES(SPARSTENCIL_EXTERN_GENERIC_STEPS, Kokkos::Serial)
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-SPARSTENCIL_GENERIC_TYPES(SPARSTENCIL_EXTERN_GENERIC_STEPS, Kokkos::OpenMP)
-#endif
-#if defined(KOKKOS_ENABLE_THREADS)
-SPARSTENCIL_GENERIC_TYPES(SPARSTENCIL_EXTERN_GENERIC_STEPS, Kokkos::Threads)
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-SPARSTENCIL_GENERIC_TYPES(SPARSTENCIL_EXTERN_GENERIC_STEPS, Kokkos::Cuda)
-#endif
-#if defined(KOKKOS_ENABLE_HIP)
-SPARSTENCIL_GENERIC_TYPES(SPARSTENCIL_EXTERN_GENERIC_STEPS, Kokkos::HIP)
-#endif
+#define SPARSTENCIL_EXTERN_GENERIC_SPACE(SPACE) SPARSTENCIL_GENERIC_TYPES(SPARSTENCIL_EXTERN_GENERIC_STEPS, SPACE)
+SPARSTENCIL_GENERIC_PREBUILT_SPACES(SPARSTENCIL_EXTERN_GENERIC_SPACE)
+#undef SPARSTENCIL_EXTERN_GENERIC_SPACE
 #undef SPARSTENCIL_EXTERN_GENERIC_STEPS
 #endif
 
