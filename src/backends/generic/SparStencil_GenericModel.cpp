@@ -28,7 +28,7 @@ std::vector<GenericConfig> candidates(int dims, bool gpu) {
     // shape and outputs per iteration matter. The hardware-cached tiles run as vectorised
     // rows (SparStencil_HostRows.hpp): wide along the contiguous axis, 2-8 rows of sums.
     if (dims == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {sw, 256, 1, 4}};
-    if (dims == 2) return {{hw, 256, 1, 4}, {hw, 256, 2, 4}, {hw, 128, 1, 8}, {hw, 64, 4, 2}, {sw, 64, 4, 4}};
+    if (dims == 2) return {{hw, 256, 1, 4}, {hw, 128, 2, 4}, {hw, 128, 1, 8}, {hw, 64, 4, 2}, {sw, 64, 4, 4}};
     return {{hw, 256, 1, 4}, {hw, 128, 2, 4}, {hw, 64, 4, 4}, {hw, 32, 8, 4}, {sw, 64, 4, 4}};
   }
   if (dims == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {hw, 256, 1, 2}, {hw, 128, 1, 8}, {sw, 256, 1, 4}};
