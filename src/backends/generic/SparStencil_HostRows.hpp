@@ -44,11 +44,11 @@ struct HostSums<double> {
 template <class Acc>
 using host_sums_t = typename HostSums<Acc>::type;
 
-/// W values from `p` (unit stride) as sums.
+/// W values from `p` (unit stride) into `x` (no vector passed or returned by value: its ABI
+/// would depend on the target's vector width, -Wpsabi).
 template <class Acc, class T>
-KOKKOS_FORCEINLINE_FUNCTION host_sums_t<Acc> load_sums(const T* p) {
+KOKKOS_FORCEINLINE_FUNCTION void load_sums(host_sums_t<Acc>& x, const T* p) {
   constexpr int W = host_columns<Acc>;
-  host_sums_t<Acc> x;
   if constexpr (std::is_same_v<T, Acc>) {
     __builtin_memcpy(&x, p, sizeof(x));
   } else {
@@ -56,7 +56,6 @@ KOKKOS_FORCEINLINE_FUNCTION host_sums_t<Acc> load_sums(const T* p) {
     for (int w = 0; w < W; ++w) values[w] = static_cast<Acc>(p[w]);
     __builtin_memcpy(&x, values, sizeof(x));
   }
-  return x;
 }
 /// The W sums stored at `to`, `of` apart.
 template <class Acc, class T>
@@ -86,10 +85,8 @@ struct HostSumsArray {
 template <class Acc>
 using host_sums_t = HostSumsArray<Acc>;
 template <class Acc, class T>
-KOKKOS_FORCEINLINE_FUNCTION host_sums_t<Acc> load_sums(const T* p) {
-  host_sums_t<Acc> x;
+KOKKOS_FORCEINLINE_FUNCTION void load_sums(host_sums_t<Acc>& x, const T* p) {
   for (int w = 0; w < host_columns<Acc>; ++w) x.v[w] = static_cast<Acc>(p[w]);
-  return x;
 }
 template <class Acc, class T>
 KOKKOS_FORCEINLINE_FUNCTION void store_sums(T* to, long of, const host_sums_t<Acc>& sums) {
@@ -112,7 +109,11 @@ KOKKOS_FORCEINLINE_FUNCTION void accumulate_columns(const Shape& shape, const T*
       for (int k = 0; k < Shape::rank; ++k) offset += shape.offsets(t, axis[k]) * stride[k];
       const Acc weight = shape.weights(t);
       SPARSTENCIL_UNROLL
-      for (int v = 0; v < V; ++v) acc[v] += weight * load_sums<Acc>(src + offset + v * stride[0]);
+      for (int v = 0; v < V; ++v) {
+        host_sums_t<Acc> x;
+        load_sums<Acc>(x, src + offset + v * stride[0]);
+        acc[v] += weight * x;
+      }
     }
   } else {
     (void)axis;
@@ -131,7 +132,8 @@ KOKKOS_FORCEINLINE_FUNCTION void accumulate_columns(const Shape& shape, const T*
         long offset = (j - R) * s0;
         if constexpr (Shape::rank == 2) offset += Shape::rest_offset(u, 1);
         if constexpr (Shape::rank == 3) offset += Shape::rest_offset(u, 1) * s1 + Shape::rest_offset(u, 2);
-        const host_sums_t<Acc> x = load_sums<Acc>(p + offset);
+        host_sums_t<Acc> x;
+        load_sums<Acc>(x, p + offset);
         SPARSTENCIL_UNROLL
         for (int v = 0; v < V; ++v) {
           if (Shape::has(j - R - v, u)) acc[v] += shape.weights[(j - v) * Shape::rest_count + u] * x;
