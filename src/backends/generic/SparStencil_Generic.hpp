@@ -37,11 +37,6 @@ namespace sparstencil {
 
 namespace impl {
 
-template <class ExecSpace>
-constexpr bool runs_on_host() {
-  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
-}
-
 /// A stencil made ready for one execution space: its terms in device memory (rim and
 /// run-time shapes) and, when it is a star or box the kernels know, that shape.
 template <int D, class ExecSpace, class T>

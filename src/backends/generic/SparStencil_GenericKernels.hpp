@@ -18,6 +18,12 @@
 
 namespace sparstencil::impl {
 
+/// Whether an execution space runs on the host's threads (Serial, OpenMP, Threads).
+template <class ExecSpace>
+constexpr bool runs_on_host() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+}
+
 /// Where a tile's outputs and inputs lie, in kernel-axis order (k = 0 blocking axis,
 /// k = D - 1 fastest): `axis[k]` is the view axis; the interior starts at `lo` and spans
 /// `count`; strides in elements; `halo` the stencil's radius along each axis; tiles are
@@ -205,8 +211,7 @@ struct InteriorKernel {
 
   /// Host spaces run a team as one thread: there the hardware-cached tile is walked in
   /// vectorised rows (SparStencil_HostRows.hpp).
-  static constexpr bool host_rows =
-      !Scratch && D >= 2 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+  static constexpr bool host_rows = !Scratch && D >= 2 && runs_on_host<ExecSpace>();
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
