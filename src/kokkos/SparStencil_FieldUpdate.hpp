@@ -737,7 +737,7 @@ class FieldUpdate {
     static constexpr int Q = Star ? W : K * W;          ///< values a result keeps
     static constexpr int C = Star ? W + K - 1 : K * W;  ///< weights a result has
     /// Rows between the row a step loads and the one it asks L2 for: two walks of the
-    /// default length ahead (perf_tests/RESULTS.md, 2026-11-24 seventeenth session).
+    /// default length ahead (perf_tests/RESULTS.md, 2026-11-24, 282c474).
     static constexpr int ahead = 32;
     Kernel<NIn, NOut, Pointwise, WithPoint, false> kernel;  ///< the fields, the face rules, the pointwise function
     Kokkos::Array<impl::FieldRef<const T, D>, NResults> source;  ///< each result's input

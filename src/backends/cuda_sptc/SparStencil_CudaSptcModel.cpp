@@ -329,7 +329,7 @@ void finish_geometry(Plan& p, bool cap_image) {
 Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing rule_requested) {
   // 16-output row tiles of 16-bit values have two row-run forms, image rows as they are and
   // interleaved; the cost model picks. (Measured on the H100, perf_tests/RESULTS.md
-  // eleventh session: rows as they are win in 1-D, 2-D and Heat-3D, interleaved rows win
+  // 2026-11-23, a133d81: rows as they are win in 1-D, 2-D and Heat-3D, interleaved rows win
   // Box-3D27P, 383-386 against 347-355 single steps and 211-215 against 98 fused t = 3;
   // the model orders every preset so.)
   if (rule_requested == Pairing::best && is_row_run_tile(tile) && base.precision != Precision::tf32) {

@@ -1,5 +1,5 @@
 #pragma once
-/// The row-run kernel: row-run plans (Plan::runs, core/SparStencil_RowRuns.cpp) on sparse
+/// The row-run kernel: row-run plans (Plan::runs, src/backends/cuda_sptc/SparStencil_RowRuns.cpp) on sparse
 /// tensor cores. Tiles are 16 outputs along the fastest axis; an MMA's 8 tiles are 8
 /// rows at one position (consecutive, or every other row in the shifted loops), so B' is
 /// 4 runs of 16 bytes per tile and k chunk: one ldmatrix.x4 per mma.sp, no gather table,
@@ -139,7 +139,7 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
 // Integer work is kept small (run words become window offsets once per block, a chunk's
 // B' address is one add and one compare-and-wrap per row set, image rows are found with
 // 32-bit indices and a compare, stores with one pointer per row), but what bounds the
-// loop is latency (Nsight Compute, tenth session): each mma.sp holds its warp ~8 cycles
+// loop is latency (Nsight Compute, 2026-11-23, 5df3a63): each mma.sp holds its warp ~8 cycles
 // and, with 4 warps a scheduler, shared-memory loads waited on right before their MMAs
 // left the tensor pipe idle; hence the pipelined pair loop. (Tried and slower: a second
 // set of accumulators, which spills at 128 registers or, at 168 registers and 6 warps a

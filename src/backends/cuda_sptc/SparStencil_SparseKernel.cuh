@@ -1,5 +1,5 @@
 #pragma once
-/// The sparse tensor-core stencil kernel: the plan emulator (core/SparStencil_Emulator.hpp)
+/// The sparse tensor-core stencil kernel: the plan emulator (src/backends/cuda_sptc/SparStencil_Emulator.hpp)
 /// on the GPU. A thread block streams blocks of tiles along axis 0; per block it
 ///   1. brings the block plus halo into shared memory: 16-byte cp.async copies where a
 ///      row chunk lies inside the grid and is aligned, element copies where it wraps
