@@ -11,7 +11,7 @@
 
 namespace {
 
-using half = Kokkos::Experimental::half_t;
+using Half = Kokkos::Experimental::half_t;  // (not `half`: CUDA's cuda_fp16.h declares one)
 
 /// The largest |out - reference| after one step then `steps` steps, on the host.
 template <int D, class View>
@@ -66,9 +66,9 @@ int main(int argc, char* argv[]) {
   }
   {
     const int n = 23;
-    Kokkos::View<half***> a("a", n, n + 2, n + 4), b("b", n, n + 2, n + 4), start("start", n, n + 2, n + 4);
+    Kokkos::View<Half***> a("a", n, n + 2, n + 4), b("b", n, n + 2, n + 4), start("start", n, n + 2, n + 4);
     Kokkos::parallel_for("init", Kokkos::MDRangePolicy<Kokkos::Rank<3>>({0, 0, 0}, {n, n + 2, n + 4}),
-                         KOKKOS_LAMBDA(int i, int j, int k) { a(i, j, k) = half(float((i * 7919 + j * 104729 + k * 13) % 1009) / 599); });
+                         KOKKOS_LAMBDA(int i, int j, int k) { a(i, j, k) = Half(float((i * 7919 + j * 104729 + k * 13) % 1009) / 599); });
     Kokkos::deep_copy(start, a);
     const auto heat = sparstencil::presets::heat_3d();
     sparstencil::StencilPlan plan(Kokkos::DefaultExecutionSpace(), heat, a, b, options);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "SparStencil_Config.hpp"
 #include "SparStencil_Generic.hpp"
@@ -78,6 +79,16 @@ typename GenericSteps<D, ExecSpace, T>::Launch GenericSteps<D, ExecSpace, T>::pr
     const ExecSpace& space, const InGrid& in, const OutGrid& out, Boundary boundary, int depth,
     const std::optional<GenericConfig>& forced, const GenericTuning& tuning) const {
   const GenericExecutor<D, ExecSpace, T>& executor = *m_executor;
+  // Without relocatable device code each translation unit has its own copy of Kokkos'
+  // atomic lock arrays, copied to the device on its first launch. This one's launches may
+  // first run inside a CUDA graph capture (StencilPlan::apply records them), where that copy
+  // would fail the capture: copied here, before any capture.
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) desul::ensure_cuda_lock_arrays_on_device();
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) desul::ensure_hip_lock_arrays_on_device();
+#endif
   auto as_launch = [](auto prepared) {
     return [prepared = std::move(prepared)](const InGrid& from, const OutGrid& to, bool rim_held) {
       prepared(from, to, rim_held);
