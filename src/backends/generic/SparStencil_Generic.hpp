@@ -8,7 +8,9 @@
 /// boundary mode is `interior`, one over the rim. The interior kernel's variant
 /// (GenericConfig) is forced by the caller, taken from a short autotuning pass cached per
 /// (shape, extents, strides, scalar, execution space, device), or a default for grids too
-/// small to be worth tuning (docs/GENERIC.md).
+/// small to be worth tuning (docs/GENERIC.md); that choice is SparStencil_GenericTuner.hpp's.
+/// Launches of several steps (temporal blocking) are prepared by members declared here and
+/// defined in SparStencil_GenericTemporal.hpp.
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -16,9 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <numeric>
-#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -149,31 +149,7 @@ class GenericExecutor {
   /// its planes within team scratch; else FusedKernel (caching scratch): the variant asked
   /// for, or for a streaming one the first of the space's FusedKernel candidates that fits.
   template <class InView, class OutView>
-  GenericConfig temporal_runnable(GenericConfig config, const InView& in, const OutView& out, int steps) const {
-    if (config.caching != GenericCaching::streaming) {
-      config.caching = GenericCaching::scratch;
-      return config;
-    }
-    const int R = m_match ? m_match->radius : 0;
-    const int columns = generic::stream_temporal_span_columns(sizeof(T), R, config.threads_fast);
-    const int rows    = D == 3 ? generic::stream_temporal_span_rows(D, config.threads_second) : INT32_MAX;
-    const long bytes  = generic::stream_temporal_planes(D, steps) *
-                           generic::stream_temporal_plane(D, R, sizeof(T), config.threads_fast, config.threads_second) *
-                           static_cast<long>(sizeof(T)) + 16;  // + the kernel's alignment of a chunk
-    const bool runs = streams && m_match && steps <= generic::stream_temporal_depth(D, *m_match) &&
-                      columns > 2 * steps * R && rows > 2 * steps * R && (D == 3 || config.threads_second == 1) &&
-                      bytes <= stream_scratch_max();
-    if (runs) {
-      config.columns = generic::stream_temporal_columns(sizeof(T), R);
-      return config;
-    }
-    const std::vector<GenericConfig> candidates = generic::fused_candidates(D, streams);
-    for (const GenericConfig& c : candidates) {
-      if (c.caching == GenericCaching::scratch && fused_kernel_fits(in, out, steps, c)) return c;
-    }
-    // None fits: the last, the smallest tile (its launch throws, naming the bytes).
-    return candidates.back();
-  }
+  GenericConfig temporal_runnable(GenericConfig config, const InView& in, const OutView& out, int steps) const;
 
   /// Whether ExchangeTemporalKernel runs `steps` steps (whatever the variant asked for):
   /// CUDA Views of float or double, a compiled 3-D radius-1 star or box, a depth compiled
@@ -181,56 +157,18 @@ class GenericExecutor {
   /// block an SM (generic::exchange_temporal_runs), and offsets within a plane that fit 32
   /// bits in both Views.
   template <class InView, class OutView>
-  bool exchange_runs(const InView& in, const OutView& out, int steps, Boundary boundary) const {
-#if defined(SPARSTENCIL_BLOCK_LAUNCH)
-    if constexpr (D == 3 && std::is_same_v<ExecSpace, Kokkos::Cuda> && (sizeof(T) == 4 || sizeof(T) == 8)) {
-      if (!m_match || m_match->radius != 1 || !instantiated(*m_match, false) || steps < 2 ||
-          steps > generic::exchange_temporal_depth(sizeof(T), m_match->kind == ShapeKind::box)) {
-        return false;
-      }
-      const Geometry<D> g = geometry(in, out, GenericConfig{});
-      // The kernel holds a point's offset within a plane in 32 bits (strided Views may not fit).
-      auto offsets_fit = [&](const Kokkos::Array<long, D>& stride) {
-        return (g.extent[1] - 1L) * stride[1] + (g.extent[2] - 1L) * stride[2] <= INT32_MAX;
-      };
-      return offsets_fit(g.in_stride) && offsets_fit(g.out_stride) &&
-             generic::exchange_temporal_runs(g.extent[1], g.extent[2], boundary == Boundary::periodic,
-                                             multiprocessors());
-    }
-#endif
-    (void)in, (void)out, (void)steps, (void)boundary;
-    return false;
-  }
+  bool exchange_runs(const InView& in, const OutView& out, int steps, Boundary boundary) const;
 
   /// The exchanging kernel's blocks the device holds at once: one an SM.
-  static long multiprocessors() {
-#if defined(SPARSTENCIL_BLOCK_LAUNCH)
-    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
-      int count = 0;
-      SPARSTENCIL_GPU_CHECK(
-          cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, Kokkos::Cuda().cuda_device()));
-      return count;
-    }
-#endif
-    return 0;
-  }
+  static long multiprocessors();
 
   /// The scratch a team of the streaming temporal kernel may take: a CUDA block's
   /// (BlockLaunch), else a Kokkos team's.
-  static long stream_scratch_max() {
-#if defined(SPARSTENCIL_BLOCK_LAUNCH)
-    if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) return block_shared_max(Kokkos::Cuda().cuda_device());
-#endif
-    return InteriorPolicy<ExecSpace>::scratch_size_max(0);
-  }
+  static long stream_scratch_max();
 
   /// Whether FusedKernel's two buffers of a tile of `config` and its halo fit team scratch.
   template <class InView, class OutView>
-  bool fused_kernel_fits(const InView& in, const OutView& out, int steps, const GenericConfig& config) const {
-    const Geometry<D> g = geometry(in, out, config, true);
-    const long bytes    = 2 * fused_buffer_elements(g, steps, config.outputs) * static_cast<long>(sizeof(T));
-    return bytes <= InteriorPolicy<ExecSpace>::scratch_size_max(0);
-  }
+  bool fused_kernel_fits(const InView& in, const OutView& out, int steps, const GenericConfig& config) const;
 
   /// The variant that runs for `config`. Streaming needs a GPU team, a plane (2-D, 3-D)
   /// and a star or box compiled in: elsewhere the hardware-cached variant with 4 outputs
@@ -358,60 +296,12 @@ class GenericExecutor {
     return g;
   }
 
-  /// The whole grid cut for StreamTemporalKernel: tiles across whose span (tile plus a halo
-  /// of `steps` radii a side) fills the team, and chunks of at most `outputs` planes
-  /// (chunk_planes shortens them: CUDA blocks to generic::stream_temporal_waves times the
-  /// blocks the device holds at once, Kokkos teams to the teams its threads make).
   /// ExchangeTemporalKernel of depth `steps` for the stencil's shape (exchange_runs checked
   /// it runs): the whole grid in tiles of 64 x 32 across, chunks of planes along k = 0 for
   /// the blocks left (generic::exchange_temporal_chunks).
   template <class InView, class OutView>
   std::function<void(const T*, T*)> prepared_exchange_temporal(const ExecSpace& space, const InView& in,
-                                                               const OutView& out, int steps, Boundary boundary) const {
-#if defined(SPARSTENCIL_BLOCK_LAUNCH)
-    if constexpr (D == 3 && std::is_same_v<ExecSpace, Kokkos::Cuda> && (sizeof(T) == 4 || sizeof(T) == 8)) {
-      Geometry<D> g = geometry(in, out, GenericConfig{}, boundary == Boundary::periodic);
-      g.lo          = Kokkos::Array<int, D>{};
-      g.count       = g.extent;
-      g.tile[1]     = generic::exchange_tile_rows;
-      g.tile[2]     = generic::exchange_tile_columns;
-      g.tiles[1]    = (g.extent[1] + g.tile[1] - 1) / g.tile[1];
-      g.tiles[2]    = (g.extent[2] + g.tile[2] - 1) / g.tile[2];
-      const long chunks = generic::exchange_temporal_chunks(g.extent[0], g.extent[1], g.extent[2], multiprocessors());
-      g.tile[0]  = static_cast<int>((g.extent[0] + chunks - 1) / chunks);
-      g.tiles[0] = (g.extent[0] + g.tile[0] - 1) / g.tile[0];
-      std::function<void(const T*, T*)> step;
-      with_shape<false>(space, g, [&](const auto& shape) {
-        using Shape = std::decay_t<decltype(shape)>;
-        if constexpr (!std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
-          if constexpr (Shape::radius == 1) {
-            auto make = [&](auto depth) {
-              using Kernel      = ExchangeTemporalKernel<T, Shape, decltype(depth)::value>;
-              const auto launch = std::make_shared<ExchangeLaunch<Kernel>>(space);
-              const long tiles  = static_cast<long>(g.tiles[0]) * g.tiles[1] * g.tiles[2];
-              if (tiles > launch->resident()) {
-                fail("iterate", "generic variant: ", Kernel::label, " needs ", tiles,
-                     " blocks at once, the device holds ", launch->resident());
-              }
-              launch->reserve(tiles);
-              const Kernel kernel{nullptr, nullptr, nullptr, g, shape, boundary};
-              step = [launch, kernel](const T* from, T* to) {
-                Kernel k = kernel;
-                k.in     = from;
-                k.out    = to;
-                (*launch)(k);
-              };
-            };
-            with_depth<generic::exchange_temporal_depth(sizeof(T), Shape::kind == ShapeKind::box)>(steps, make);
-          }
-        }
-      });
-      if (step) return step;
-    }
-#endif
-    (void)space, (void)in, (void)out, (void)steps, (void)boundary;
-    fail("iterate", "generic variant: the exchanging temporal kernel cannot run here (internal: exchange_runs() not applied)");
-  }
+                                                               const OutView& out, int steps, Boundary boundary) const;
 
   /// Calls f with `depth` (2 to Most) as a compile-time constant.
   template <int Most, int Depth = 2, class F>
@@ -422,68 +312,23 @@ class GenericExecutor {
     }
   }
 
+  /// The whole grid cut for StreamTemporalKernel: tiles across whose span (tile plus a halo
+  /// of `steps` radii a side) fills the team, and chunks of at most `outputs` planes
+  /// (chunk_planes shortens them: CUDA blocks to generic::stream_temporal_waves times the
+  /// blocks the device holds at once, Kokkos teams to the teams its threads make).
   template <class InView, class OutView>
   Geometry<D> temporal_geometry(const InView& in, const OutView& out, const GenericConfig& config, int steps,
-                                Boundary boundary) const {
-    Geometry<D> g   = geometry(in, out, config, boundary == Boundary::periodic);
-    const int R     = m_match->radius;
-    g.lo            = Kokkos::Array<int, D>{};
-    g.count         = g.extent;
-    g.tile[D - 1]   = generic::stream_temporal_span_columns(sizeof(T), R, config.threads_fast) - 2 * steps * R;
-    if constexpr (D == 3) g.tile[1] = generic::stream_temporal_span_rows(D, config.threads_second) - 2 * steps * R;
-    for (int k = 1; k < D; ++k) g.tiles[k] = (g.extent[k] + g.tile[k] - 1) / g.tile[k];
-    g.tile[0]  = config.outputs;
-    g.tiles[0] = (g.extent[0] + g.tile[0] - 1) / g.tile[0];
-    return g;
-  }
+                                Boundary boundary) const;
 
   /// `g` with chunks of at most g.tile[0] planes, at least as many as make `at_once` teams
   /// with the tiles across (a chunk a tile where the tiles alone are more).
-  static Geometry<D> chunk_planes(Geometry<D> g, long at_once) {
-    long across = 1;
-    for (int k = 1; k < D; ++k) across *= g.tiles[k];
-    const long chunks = std::max(1L, (at_once + across - 1) / across);
-    const long even   = (g.extent[0] + chunks - 1) / chunks;
-    g.tile[0]         = static_cast<int>(std::max(1L, std::min<long>(g.tile[0], even)));
-    g.tiles[0]        = (g.extent[0] + g.tile[0] - 1) / g.tile[0];
-    return g;
-  }
+  static Geometry<D> chunk_planes(Geometry<D> g, long at_once);
 
   /// StreamTemporalKernel for a compiled shape, of depth `steps` (temporal_runnable checked
   /// it is compiled: 2 to generic::stream_temporal_depth).
   template <class Shape>
   std::function<void(const T*, T*)> prepared_stream_temporal(const ExecSpace& space, const Shape& shape,
-                                                             const Geometry<D>& g, int steps, Boundary boundary) const {
-    if constexpr (streams && !std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
-      constexpr int W = generic::stream_temporal_columns(sizeof(T), Shape::radius);
-      constexpr int Y = generic::stream_temporal_rows(D);
-      const int threads = g.threads_fast * g.threads_second;
-      auto make         = [&](auto depth) -> std::function<void(const T*, T*)> {
-        using Kernel = StreamTemporalKernel<T, D, Shape, W, Y, decltype(depth)::value, ExecSpace>;
-        Kernel kernel{nullptr, nullptr, g, shape, boundary};
-#if defined(SPARSTENCIL_BLOCK_LAUNCH)
-        if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
-          const auto launch = std::make_shared<const BlockLaunch<Kernel>>(
-              space, threads, kernel.scratch_values() * static_cast<long>(sizeof(T)), Kernel::label);
-          kernel.g          = chunk_planes(g, generic::stream_temporal_waves(Shape::radius) * launch->resident());
-          const long blocks = league(kernel.g);
-          return [launch, kernel, blocks](const T* in, T* out) {
-            Kernel k = kernel;
-            k.in     = in;
-            k.out    = out;
-            (*launch)(k, blocks);
-          };
-        }
-#endif
-        kernel.g = chunk_planes(g, std::max(1L, static_cast<long>(space.concurrency()) / threads));
-        return prepared(space, kernel);
-      };
-      std::function<void(const T*, T*)> step;
-      with_depth<generic::stream_temporal_depth(D, Shape::radius)>(steps, [&](auto depth) { step = make(depth); });
-      if (step) return step;
-    }
-    fail("iterate", "generic variant: streaming temporal blocking cannot run here (internal: temporal_runnable() not applied)");
-  }
+                                                             const Geometry<D>& g, int steps, Boundary boundary) const;
 
   template <class Shape>
   std::function<void(const T*, T*)> prepared_stream(const ExecSpace& space, const Shape& shape, const Geometry<D>& g,
@@ -618,110 +463,8 @@ class GenericExecutor {
   }
 };
 
-/// The deepest fusion, at most `wanted` steps a launch, whose tile and halo fit team scratch
-/// in some temporal variant (1: none does, the steps run unfused). A forced variant is
-/// taken as it is (a launch that does not fit throws, naming the sizes).
-template <int D, class ExecSpace, class T, class InView, class OutView>
-int fused_depth(const GenericExecutor<D, ExecSpace, T>& executor, const InView& in, const OutView& out, int wanted,
-                const std::optional<GenericConfig>& forced, Boundary boundary) {
-  if (forced || wanted <= 1) return wanted;
-  for (int depth = wanted; depth > 1; --depth) {
-    for (const GenericConfig& c : generic::fused_candidates(D, !runs_on_host<ExecSpace>())) {
-      if (executor.fused_fits(in, out, depth, c, boundary)) return depth;
-    }
-  }
-  return 1;
-}
-
-/// Key of a tuning result: everything that changes the timing but the boundary (which
-/// the caller appends), nothing that does not (weights).
-template <int D, class ExecSpace, class T, class InView, class OutView>
-std::string tuning_key(const ExecSpace& space, const GenericExecutor<D, ExecSpace, T>& executor,
-                       const Stencil<D>& stencil, const InView& in, const OutView& out) {
-  std::ostringstream key;
-  key << ExecSpace::name() << '|' << sizeof(T) << '|' << D << '|' << executor.shape_name(true) << '|'
-      << executor.shape_name(false);
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) key << "|device " << space.cuda_device();
-#endif
-  (void)space;
-  if (executor.shape_name(false) == "any") {
-    for (const Term<D>& t : stencil.terms()) key << '|' << tuple_string(t.offset);
-  }
-  for (int a = 0; a < D; ++a) key << '|' << out.extent(a) << ':' << in.stride(a) << ':' << out.stride(a);
-  return key.str();
-}
-
-/// The variant for this problem: forced, tuned (timed once per process and problem, then
-/// remembered: plans made again for the same problem, other weights included, reuse it),
-/// or the default.
-/// `steps` > 1 picks among the temporal-blocking variants for launches of that many steps
-/// (fused_depth() says how deep they fit).
-template <int D, class ExecSpace, class T, class InView, class OutView>
-GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, ExecSpace, T>& executor,
-                             const Stencil<D>& stencil, const InView& in, const OutView& out,
-                             Boundary boundary, const std::optional<GenericConfig>& forced,
-                             const GenericTuning& tuning, int steps = 1) {
-  if (forced) {
-    GenericExecutor<D, ExecSpace, T>::check(*forced);
-    return *forced;
-  }
-  const bool gpu = !runs_on_host<ExecSpace>();
-  std::vector<GenericConfig> candidates = steps > 1 ? generic::fused_candidates(D, gpu) : generic::candidates(D, gpu);
-  if (steps > 1) {  // the temporal variants whose tile and halo fit team scratch (the caller checked one does)
-    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
-                                    [&](const GenericConfig& c) { return !executor.fused_fits(in, out, steps, c, boundary); }),
-                     candidates.end());
-    if (candidates.empty()) fail("iterate", "no temporal-blocking variant fits team scratch for ", steps, " steps");
-  }
-  long points = 1;
-  for (int a = 0; a < D; ++a) points *= static_cast<long>(out.extent(a));
-  if (!tuning.autotune || points < tuning.min_points || candidates.size() == 1) {
-    // A shape compiled for the streaming variant alone (the compute-bound boxes) runs as
-    // run-time terms in the others, several times slower: untimed, it streams.
-    if (steps == 1 && executor.shape_name(true) != executor.shape_name(false)) {
-      for (const GenericConfig& c : candidates) {
-        if (c.caching == GenericCaching::streaming) return c;
-      }
-    }
-    return candidates.front();
-  }
-
-  static std::mutex mutex;
-  static std::map<std::string, GenericConfig> tuned;
-  const std::lock_guard<std::mutex> lock(mutex);
-  const std::string key = tuning_key(space, executor, stencil, in, out) + '|' + to_string(boundary) + "|steps " +
-                          std::to_string(steps);
-  if (auto it = tuned.find(key); it != tuned.end()) return it->second;
-  // Each candidate: one warm-up launch, then the median of three timed launches under the
-  // caller's boundary (some variants cover the rim themselves). The launches write `out`,
-  // which the caller's own launch overwrites next.
-  auto launch = [&](const GenericConfig& c) { executor.apply(space, in, out, boundary, c, steps); };
-  GenericConfig best = candidates.front();
-  double best_seconds = -1;
-  for (const GenericConfig& c : candidates) {
-    std::vector<double> seconds;
-    try {
-      launch(c);
-      space.fence();
-      for (int run = 0; run < 3; ++run) {
-        Kokkos::Timer timer;
-        launch(c);
-        space.fence();
-        seconds.push_back(timer.seconds());
-      }
-    } catch (const std::runtime_error&) {
-      continue;  // a variant this device cannot launch (too many threads or too much scratch)
-    }
-    std::sort(seconds.begin(), seconds.end());
-    if (best_seconds < 0 || seconds[1] < best_seconds) {
-      best_seconds = seconds[1];
-      best         = c;
-    }
-  }
-  tuned.emplace(key, best);
-  return best;
-}
-
 }  // namespace impl
 }  // namespace sparstencil
+
+// The temporal-blocking members declared above.
+#include "SparStencil_GenericTemporal.hpp"

@@ -19,6 +19,7 @@
 
 #include "SparStencil_Config.hpp"
 #include "SparStencil_Generic.hpp"
+#include "SparStencil_GenericTuner.hpp"
 #if defined(SPARSTENCIL_ENABLE_ETI)
 #include "SparStencil_GenericPrebuilt.hpp"  // generated: the spaces prebuilt
 #endif
