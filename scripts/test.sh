@@ -8,20 +8,26 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${SPARSTENCIL_BUILD_DIR:-$root/build}
+stage_start=$SECONDS
+took() { echo "== $1 took $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }  # CI's time, a stage at a time
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
+took "setup and the main build"
 cd "$build"
 ctest --output-on-failure --parallel "$(nproc 2>/dev/null || echo 2)"
+took "the main ctest"
 total() { ctest --test-dir "$1" -N | sed -n 's/^Total Tests: //p'; }
 openmp_build=${SPARSTENCIL_OPENMP_BUILD_DIR:-$root/build-openmp}
 openmp=""
 if [ "${SPARSTENCIL_VENDORED:-1}" != 0 ]; then
   echo "== the host suite on Kokkos 4.6.01, OpenMP, C++20 (scripts/test_vendored_kokkos.sh)"
   SPARSTENCIL_OPENMP_BUILD_DIR=$openmp_build "$root/scripts/test_vendored_kokkos.sh"
+  took "the vendored-Kokkos stage"
   [ -f "$openmp_build/CTestTestfile.cmake" ] && openmp=", $(total "$openmp_build") on Kokkos 4.6 OpenMP in $openmp_build"
 fi
 if [ "${SPARSTENCIL_SANITIZE:-1}" = 0 ]; then exit 0; fi
 echo "== the sanitizer build (scripts/sanitize.sh)"
 "$root/scripts/sanitize.sh"
+took "the sanitizer stage"
 sanitize_build=${SPARSTENCIL_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 echo "test.sh: all passed: $(total "$build") tests in $build$openmp, $(total "$sanitize_build") in $sanitize_build"

@@ -37,8 +37,10 @@ fi
 
 build=${SPARSTENCIL_OPENMP_BUILD_DIR:-$root/build-openmp}
 echo "== SparStencil on Kokkos 4.6.01 (OpenMP, C++20) in $build"
+# The generic executor prebuilt for OpenMP alone: the tests' spaces here (default and
+# default host) are OpenMP; the main build covers Serial's instances.
 SPARSTENCIL_BUILD_DIR=$build SPARSTENCIL_CMAKE_ARGS="-DKokkos_ROOT=$install -DCMAKE_CXX_STANDARD=20 \
-  -DSparStencil_ENABLE_CUDA_SPTC=OFF -DSparStencil_HIP_COMPILE_CHECK=OFF -DSparStencil_ENABLE_PERFTESTS=OFF \
+  -DSparStencil_ETI_SPACES=OpenMP -DSparStencil_ENABLE_CUDA_SPTC=OFF -DSparStencil_HIP_COMPILE_CHECK=OFF -DSparStencil_ENABLE_PERFTESTS=OFF \
   -DSparStencil_ENABLE_BUILD_TESTS=OFF" \
   "$root/scripts/build.sh"
 cd "$build"

@@ -59,6 +59,21 @@ TEST(Catalogue, ErrorsNameTheEntryAndField) {
       parse_catalogue(R"([{"name":"f","dims":1,"offsets":[[0.5]],"coefficients":[1]}])"), "not all integers");
   EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"dims":1,"offsets":[[0]],"coefficients":[1]}])"),
                         "entry 0", "'name'");
+  // Summary fields that contradict the offsets, and a name given twice (in any case).
+  EXPECT_ERROR_MENTIONS(
+      parse_catalogue(R"([{"name":"g","dims":1,"radius":2,"points":2,"offsets":[[0],[1]],"coefficients":[1,2]}])"),
+      "'g'", "field 'radius' is 2 but the largest |offset component| give 1");
+  EXPECT_ERROR_MENTIONS(
+      parse_catalogue(R"([{"name":"h","dims":1,"radius":1,"points":3,"offsets":[[0],[-1]],"coefficients":[1,2]}])"),
+      "'h'", "field 'points' is 3 but the offsets listed give 2");
+  EXPECT_ERROR_MENTIONS(
+      parse_catalogue(R"([{"name":"i","dims":1,"radius":"1","offsets":[[0]],"coefficients":[1]}])"),
+      "field 'radius' must be an integer");
+  EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"name":"Twice","dims":1,"offsets":[[0]],"coefficients":[1]},
+                                            {"name":"twice","dims":1,"offsets":[[1]],"coefficients":[1]}])"),
+                        "entry 1", "entry 0's ('Twice') again");
+  EXPECT_EQ(parse_catalogue(R"([{"name":"j","dims":2,"radius":1,"points":2,"offsets":[[0,0],[0,-1]],
+                                  "coefficients":[1,2]}])").size(), 1u);
 }
 
 TEST(Catalogue, FieldTypesAndRangesNameEntryAndField) {

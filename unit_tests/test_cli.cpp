@@ -11,8 +11,10 @@ struct CliResult {
   std::string output;  // standard output and standard error together
 };
 
-CliResult run_cli(const std::string& arguments) {
-  const std::string command = std::string(SPARSTENCIL_CLI_PATH) + " " + arguments + " 2>&1";
+/// Runs the command line with `arguments`; `redirect` says where its outputs go (both to
+/// the result by default).
+CliResult run_cli(const std::string& arguments, const std::string& redirect = "2>&1") {
+  const std::string command = std::string(SPARSTENCIL_CLI_PATH) + " " + arguments + " " + redirect;
   FILE* pipe                = popen(command.c_str(), "r");
   if (!pipe) return {-1, "popen failed"};
   std::string output;
@@ -70,7 +72,10 @@ TEST(Cli, BadArgumentsGiveOneLineAndFailure) {
       {"plan heat2d --grid 100x100 --device tpu", "unknown device 'tpu'"},
       {"plan heat2d --grid 100x100 --boundary wrap", "unknown boundary 'wrap'"},
       {"plan heat2d --grid 100x100 --backend fast", "unknown backend 'fast' (known: generic, cuda_sptc, dense)"},
-      {"plan heat2d --grid 100x100 --steps 0", "fused step count 0"},
+      {"plan heat2d --grid 100x100 --steps 0", "--steps: '0' is not a whole number from 1 to 2147483647"},
+      {"plan heat2d --grid 100x100 --steps 99999999999", "--steps: '99999999999' is not a whole number from 1"},
+      {"plan heat2d --grid 100x100 --steps 2x", "--steps: '2x' is not a whole number"},
+      {"plan heat2d --grid 100x100 --row-alignment 3", "row alignment"},
       {"plan heat2d --grid 100x100 --precision f64 --backend cuda_sptc", "precision f64 has no sparse"},
       {"plan heat2d --grid 100x100 --steps 2 --boundary interior --backend dense", "need a periodic boundary"},
       {"plan heat2d --grid 2x100", "grid extent 2 along axis 0 is too small"},
@@ -84,6 +89,32 @@ TEST(Cli, BadArgumentsGiveOneLineAndFailure) {
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_NE(r.output.find(message), std::string::npos) << args << " said: " << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << " said: " << r.output;
+  }
+}
+
+TEST(Cli, ReadsNamesInAnyCase) {
+  const CliResult lower = run_cli("plan heat2d --grid 100x100 --precision f32 --device h200 --boundary fixed_rim "
+                                  "--backend generic --json");
+  const CliResult upper = run_cli("plan HEAT2D --grid 100x100 --precision F32 --device H200 --boundary Fixed_Rim "
+                                  "--backend Generic --json");
+  ASSERT_EQ(lower.status, 0) << lower.output;
+  ASSERT_EQ(upper.status, 0) << upper.output;
+  EXPECT_EQ(plan_from_json(upper.output).precision, plan_from_json(lower.output).precision);
+  EXPECT_EQ(plan_from_json(upper.output).boundary, plan_from_json(lower.output).boundary);
+  EXPECT_EQ(plan_from_json(upper.output).backend, plan_from_json(lower.output).backend);
+}
+
+// Output that cannot be written (a full disk here) is an error, for every command.
+TEST(Cli, OutputThatCannotBeWrittenFails) {
+  if (FILE* full = std::fopen("/dev/full", "w")) {
+    std::fclose(full);
+  } else {
+    GTEST_SKIP() << "no /dev/full on this system";
+  }
+  for (const char* args : {"plan heat2d --grid 100x100", "plan heat2d --grid 100x100 --json", "devices"}) {
+    const CliResult r = run_cli(args, "2>&1 >/dev/full");
+    EXPECT_EQ(r.status, 2) << args << " said: " << r.output;
+    EXPECT_NE(r.output.find("cannot write the output"), std::string::npos) << args << " said: " << r.output;
   }
 }
 

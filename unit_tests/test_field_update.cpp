@@ -566,6 +566,9 @@ TEST(FieldUpdate, BadInputIsNamed) {
                "is not finite");
   expect_error([&] { FieldUpdate<2, 1, float>({StencilOn<2>(heat, 0)}, neumann).stream_rows(-1); },
                "rows -1 is negative (0 turns the streaming pass off)");
+  // A null output or input View: named as such, not as an extent mismatch.
+  expect_error([&] { apply(space, u, View(), heat, neumann); }, "output 0 ('') holds no data");
+  expect_error([&] { apply(space, View(), w, heat, neumann); }, "input 0 ('') holds no data");
   // Fields interleaved in one allocation share no element: accepted.
   Kokkos::View<float***, Kokkos::LayoutRight> packed("packed", 15, 13, 2);
   Kokkos::deep_copy(packed, 1.0f);
@@ -579,19 +582,46 @@ TEST(FieldUpdate, BadInputIsNamed) {
   EXPECT_FLOAT_EQ(to_grid<2>(w)(std::array<int, 2>{3, 4}), 2.0f);
 }
 
-/// half_t outputs past half's range are an error naming the output (where half_t is 16-bit).
-TEST(FieldUpdate, HalfOverflowIsAnError) {
-  if constexpr (!has_distinct_half) {
-    GTEST_SKIP() << "half_t is float in this Kokkos build (no 16-bit half)";
-  } else {
-    using H = Kokkos::Experimental::half_t;
-    GridView<H, 2> u("u", 9, 9), w("w", 9, 9);
-    Kokkos::deep_copy(u, H(60000.0f));
-    FieldUpdate<2, 1, H> up({StencilOn<2>(presets::heat_2d(), 0)}, FaceConditions<2>(FaceCondition::neumann()));
-    expect_error([&] {
-      up.run(Kokkos::DefaultExecutionSpace(), fields(u), fields(w), TimesFour{});
-    }, "half_t output 0 ('w') received a value that is not finite");
+// Separate buffers placed side by side in memory, a ghosted input of a larger padded shape
+// and a plain output of other strides, in either order: no shared element, so the update
+// runs (and the result is the one of separate allocations); a buffer overlapping the
+// other by one element is refused.
+TEST(FieldUpdate, AdjacentBuffersAreNotMistakenForShared) {
+  using Unmanaged     = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const int n0 = 9, n1 = 7, in_size = (n0 + 2) * (n1 + 2), out_size = n0 * n1;
+  const Stencil<2> heat = presets::heat_2d();
+  const FaceConditions<2> ghost_faces(FaceCondition::ghost());
+  const Kokkos::DefaultExecutionSpace space;
+  Kokkos::View<float**, Kokkos::LayoutRight> padded_copy("padded_copy", n0 + 2, n1 + 2), expected("expected", n0, n1);
+  fill_random<2>(padded_copy, 71);
+  apply(space, with_ghosts(padded_copy, 1), expected, heat, ghost_faces);
+  for (bool output_first : {true, false}) {
+    Kokkos::View<float*> buffer("buffer", in_size + out_size);
+    float* base = buffer.data();
+    Unmanaged in(output_first ? base + out_size : base, n0 + 2, n1 + 2);
+    Unmanaged out(output_first ? base : base + in_size, n0, n1);
+    Kokkos::deep_copy(in, padded_copy);
+    apply(space, with_ghosts(in, 1), out, heat, ghost_faces);
+    space.fence();
+    EXPECT_EQ(to_grid<2>(out).values, to_grid<2>(expected).values) << (output_first ? "output first" : "input first");
+    // One element further: the output's last element is the input's first.
+    if (output_first) {
+      Unmanaged touching(base + 1, n0, n1);
+      expect_error([&] { apply(space, with_ghosts(in, 1), touching, heat, ghost_faces); }, "share memory");
+    }
   }
+}
+
+/// half_t outputs past half's range are an error naming the output; where half_t is float
+/// (host builds), a NaN is.
+TEST(FieldUpdate, HalfOverflowIsAnError) {
+  using H = Kokkos::Experimental::half_t;
+  GridView<H, 2> u("u", 9, 9), w("w", 9, 9);
+  Kokkos::deep_copy(u, has_distinct_half ? H(60000.0f) : H(std::nanf("")));
+  FieldUpdate<2, 1, H> up({StencilOn<2>(presets::heat_2d(), 0)}, FaceConditions<2>(FaceCondition::neumann()));
+  expect_error([&] {
+    up.run(Kokkos::DefaultExecutionSpace(), fields(u), fields(w), TimesFour{});
+  }, "half_t output 0 ('w') received a value that is not finite");
 }
 
 }  // namespace

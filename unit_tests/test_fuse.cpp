@@ -64,7 +64,8 @@ TEST(Fuse, OnePointStencilsFuseAnyStepCount) {
   EXPECT_EQ(fuse(half, 3).weight({0, 0}), 0.125);
   EXPECT_EQ(fuse(half, 2147483647).weight({0, 0}), 0.0);  // underflows, then stays 0
   EXPECT_EQ(fuse(Stencil<1>({{{0}, 1.0}}), 2147483647).weight({0}), 1.0);
-  EXPECT_ERROR_MENTIONS(fuse(Stencil<1>({{{0}, 3.0}}), 1000), "non-finite");
+  EXPECT_ERROR_MENTIONS(fuse(Stencil<1>({{{0}, 3.0}}), 1000), "sparstencil::fuse", "fusing 1000 steps", "overflows");
+  EXPECT_ERROR_MENTIONS(fuse(presets::heat_1d(), 2000), "sparstencil::fuse", "radius 2000");
 }
 
 TEST(Fuse, IsFusionOf) {

@@ -522,7 +522,7 @@ TEST(Planner, RangeOfEveryPrecisionIsChecked) {
   EXPECT_EQ(allowed.backend, "generic");  // f16 operands cannot hold the weights
   ASSERT_EQ(allowed.warnings.size(), 1u);
   EXPECT_NE(explain(allowed).find("warning"), std::string::npos);
-  EXPECT_NE(explain(allowed).find("passes the f16 operands' largest value"), std::string::npos) << explain(allowed);
+  EXPECT_NE(explain(allowed).find("exceeds the f16 operands' largest value"), std::string::npos) << explain(allowed);
   EXPECT_EQ(plan_from_json(to_json(allowed)).warnings, allowed.warnings);  // kept in the plan's JSON
   r.allow_overflow = false;
   r.precision      = Precision::f32;  // float holds these
@@ -911,6 +911,17 @@ TEST(Planner, RequestErrors) {
     r.row_alignment = bad;
     EXPECT_ERROR_MENTIONS(make_plan(r), "row alignment " + std::to_string(bad) + " bytes", "power of two from 1 to 16");
   }
+  r.row_alignment = 16;
+  // Grids the device cannot hold: refused, naming the bytes and the device's memory.
+  r.grid = {2147483647, 2147483647};
+  EXPECT_ERROR_MENTIONS(make_plan(r), "grid (2147483647,2147483647) needs", "GiB for its input and output",
+                        "device h100 holds 79.6 GiB");
+  r.grid   = {100000, 100000};  // 37 GiB of f16
+  r.device = "h200";
+  EXPECT_NO_THROW(make_plan(r));
+  r.precision = Precision::f64;  // 149 GiB
+  r.backends  = {"generic"};
+  EXPECT_ERROR_MENTIONS(make_plan(r), "device h200 holds 140.4 GiB");
 }
 
 }  // namespace

@@ -32,6 +32,8 @@ TEST(StencilPlan, AppliesAndIteratesLikeTheFreeFunctions) {
     Space().fence();
     EXPECT_EQ(report.executor, plan.plan().backend);
     EXPECT_EQ(report.steps, 1);
+    EXPECT_EQ(report.boundary, b);
+    EXPECT_EQ(report.precision, plan.plan().precision);
     expect_step(s, start, out, b, before);
     // The same plan on other Views of the same extents.
     F2 in2("in2", 37, 53), out2("out2", 37, 53);
@@ -266,6 +268,11 @@ TEST(StencilPlan, ConfigurationNamesBackendsAndKokkos) {
     EXPECT_NE(text.find(part), std::string::npos) << part << " missing from:\n" << text;
   }
   EXPECT_GE(SPARSTENCIL_VERSION, 100);
+#if !defined(KOKKOS_ENABLE_CUDA)
+  // No line calls an executor Views cannot reach here plainly "built".
+  EXPECT_EQ(text.find("executor: built\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("(CUDA): built\n"), std::string::npos) << text;
+#endif
 }
 
 }  // namespace

@@ -3,10 +3,14 @@
 //                    [--steps t] [--boundary periodic] [--backend auto|generic|cuda_sptc|dense]
 //                    [--float-grids] [--json]
 //   sparstencil devices
-// Errors are one line on standard error and exit status 2.
+// Names (precision, device, boundary, backend, presets) are read in any case. Errors,
+// including output that cannot be written, are one line on standard error and exit status 2.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -26,6 +30,32 @@ std::vector<long> parse_grid(const std::string& text) {
   }
 }
 
+std::string lower_case(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+/// The value of integer option `name`, which must lie in [low, high].
+int parse_count(const char* name, const std::string& text, int low, int high) {
+  long long value   = 0;
+  const char* end   = text.data() + text.size();
+  const auto result = std::from_chars(text.data(), end, value);
+  if (text.empty() || result.ec != std::errc() || result.ptr != end || value < low || value > high) {
+    throw std::runtime_error(std::string(name) + ": '" + text + "' is not a whole number from " +
+                             std::to_string(low) + " to " + std::to_string(high));
+  }
+  return static_cast<int>(value);
+}
+
+/// Exit status 0, or 2 with a message where standard output could not be written (a full
+/// disk, a closed pipe).
+int flushed() {
+  std::cout.flush();
+  if (std::cout) return 0;
+  std::cerr << "sparstencil: cannot write the output (standard output: write failed)\n";
+  return 2;
+}
+
 /// The first line of an error message, without the library's "sparstencil::" prefix.
 std::string one_line(const std::string& message) {
   std::string line = message.substr(0, message.find('\n'));
@@ -42,7 +72,7 @@ int main(int argc, char* argv[]) {
 
   std::string stencil_text, grid_text, precision = "f16", device = "h100", boundary = "periodic",
                                         backend = "auto";
-  int steps = 1, row_alignment = 16;
+  std::string steps_text = "1", row_alignment_text = "16";
   double input_magnitude = 1.0;
   bool json = false, allow_overflow = false, float_grids = false;
   CLI::App* plan = app.add_subcommand("plan", "plan a stencil and print explain() (or the plan as JSON)");
@@ -50,14 +80,14 @@ int main(int argc, char* argv[]) {
   plan->add_option("--grid", grid_text, "grid extents, e.g. 10240x10240")->required();
   plan->add_option("--precision", precision, "f16, bf16, tf32, f32 or f64")->capture_default_str();
   plan->add_option("--device", device, "h100, h200, a100, mi250x, gpu or cpu")->capture_default_str();
-  plan->add_option("--steps", steps, "time steps fused into one launch")->capture_default_str();
+  plan->add_option("--steps", steps_text, "time steps fused into one launch")->capture_default_str();
   plan->add_option("--boundary", boundary, "interior, periodic or fixed_rim")->capture_default_str();
   plan->add_option("--backend,--executor", backend, "auto or a backend: " SPARSTENCIL_BACKEND_NAMES)
       ->capture_default_str();
   plan->add_option("--input-magnitude", input_magnitude, "the largest |value| of the inputs (range check)")
       ->capture_default_str();
   plan->add_flag("--allow-overflow", allow_overflow, "warn instead of refusing values the precision cannot hold");
-  plan->add_option("--row-alignment", row_alignment,
+  plan->add_option("--row-alignment", row_alignment_text,
                    "bytes every grid row starts on: 16 (rows of whole 16-byte units), 8, 4, 2 or 1")
       ->capture_default_str();
   plan->add_flag("--float-grids", float_grids, "the grids hold float, read as the f16 or bf16 operands of --precision");
@@ -89,25 +119,26 @@ int main(int argc, char* argv[]) {
     if (*devices) {
       for (const std::string& name : sparstencil::device_names()) {
         const auto& d = sparstencil::device_description(name);
-        std::printf("%-5s %s\n", name.c_str(), d.source.c_str());
+        std::cout << name << std::string(name.size() < 5 ? 5 - name.size() : 0, ' ') << " " << d.source << "\n";
       }
-      return 0;
+      return flushed();
     }
     sparstencil::PlanRequest request;
     request.stencil         = sparstencil::parse_stencil(stencil_text);
     request.grid            = parse_grid(grid_text);
-    request.precision       = sparstencil::precision_from_string(precision);
-    request.device          = device;
-    request.steps           = steps;
-    request.boundary        = sparstencil::boundary_from_string(boundary);
+    request.precision       = sparstencil::precision_from_string(lower_case(precision));
+    request.device          = lower_case(device);
+    request.steps           = parse_count("--steps", steps_text, 1, INT_MAX);
+    request.boundary        = sparstencil::boundary_from_string(lower_case(boundary));
     request.input_magnitude = input_magnitude;
     request.allow_overflow  = allow_overflow;
     request.float_grids     = float_grids;
-    request.row_alignment   = row_alignment;
+    request.row_alignment   = parse_count("--row-alignment", row_alignment_text, 1, INT_MAX);
+    backend                 = lower_case(backend);
     if (backend != "auto") request.backends = {sparstencil::backend_model(backend).name().data()};
     const sparstencil::Plan result = sparstencil::make_plan(request);
     std::cout << (json ? sparstencil::to_json(result) + "\n" : sparstencil::explain(result));
-    return 0;
+    return flushed();
   } catch (const std::exception& e) {
     std::cerr << "sparstencil: " << one_line(e.what()) << "\n";
     return 2;

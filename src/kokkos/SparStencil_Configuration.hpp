@@ -28,15 +28,22 @@ inline void print_configuration(std::ostream& out) {
     out << ' ' << Trait::name << (runs ? "" : " (no: " + std::string(Trait::requirement) + ")");
   });
   out << "\n";
+  // Executors built beside a Kokkos without their GPU serve only their raw APIs (CUDA
+  // pointers): said so, after the line above says Views cannot reach them.
+#if defined(KOKKOS_ENABLE_CUDA)
+  const char* cuda_use = "built";
+#else
+  const char* cuda_use = "built for its raw API on CUDA pointers only (this Kokkos has no CUDA: Views cannot reach it)";
+#endif
 #if defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
-  out << "  cuda_sptc executor: built\n";
+  out << "  cuda_sptc executor: " << cuda_use << "\n";
 #else
   out << "  cuda_sptc executor: not built (no CUDA compiler at configure time)\n";
 #endif
 #if defined(SPARSTENCIL_ENABLE_DENSE_CUDA)
-  out << "  dense executor: built (CUDA)\n";
+  out << "  dense executor (CUDA): " << cuda_use << "\n";
 #elif defined(SPARSTENCIL_ENABLE_DENSE_HIP)
-  out << "  dense executor: built (HIP)\n";
+  out << "  dense executor (HIP): built\n";
 #else
   out << "  dense executor: not built (no CUDA compiler and no Kokkos with HIP at configure time)\n";
 #endif

@@ -176,8 +176,10 @@ class FieldUpdate {
 
  public:
   using Acc          = accumulator_t<T>;
-  /// half_t outputs are checked for values half cannot hold (one flag the kernel sets).
-  static constexpr bool checks_range = has_distinct_half && std::is_same_v<T, Kokkos::Experimental::half_t>;
+  /// half_t outputs are checked for values half cannot hold (one flag the kernel sets):
+  /// past 65504 or NaN where half_t is 16-bit, inf or NaN where it is float (host builds,
+  /// where float outputs are half_t outputs too: the two are one type).
+  static constexpr bool checks_range = std::is_same_v<T, Kokkos::Experimental::half_t>;
   using memory_space = typename ExecSpace::memory_space;
   /// Coefficient fields (the grid's extents), axis factors (1-D, their axis' extent) and
   /// dirichlet value Views (the grid's extents, 1 along the face's axis).
@@ -426,8 +428,9 @@ class FieldUpdate {
       if (overflowed) {
         Kokkos::deep_copy(space, m_overflow, 0);
         impl::fail("FieldUpdate::run", "half_t output ", overflowed - 1, " ('", outputs.labels[overflowed - 1],
-                   "') received a value that is not finite: the pointwise function's result passes half's range "
-                   "(65504) or is NaN");
+                   "') received a value that is not finite: the pointwise function's result ",
+                   has_distinct_half ? "exceeds half's range (65504) or is NaN"
+                                     : "is inf or NaN (half_t is float in this Kokkos build)");
       }
     }
   }
@@ -758,7 +761,7 @@ class FieldUpdate {
       Kokkos::Array<const T*, NResults> lead;      ///< each result's input at the next row to load
       Kokkos::Array<const T*, NIn> centre;
       Kokkos::Array<T*, NOut> out;
-      Kokkos::Array<int, D> x;  ///< the point; x[stream] advances
+      Kokkos::Array<int, D> x{};  ///< the point; x[stream] advances (every axis set: value-initialised so the compiler need not prove it)
     };
 
     /// x with its streaming coordinate set to `row`.
@@ -937,6 +940,12 @@ class FieldUpdate {
     UpdateShape<D> shape = m_shape;
     shape.inputs = NIn, shape.outputs = NOut;
     shape.validate(fn);
+    for (int i = 0; i < NIn; ++i) {  // before the extents: a null View has extents 0
+      if (!inputs.refs[i].data) impl::fail(fn, "input ", i, " ('", inputs.labels[i], "') holds no data (a null pointer)");
+    }
+    for (int o = 0; o < NOut; ++o) {
+      if (!outputs.refs[o].data) impl::fail(fn, "output ", o, " ('", outputs.labels[o], "') holds no data (a null pointer)");
+    }
     const std::array<int, D> n = outputs.extents[0];
     auto field_name = [](const char* kind, int i, const std::string& label) {
       return std::string(kind) + " " + std::to_string(i) + (label.empty() ? "" : " ('" + label + "')");
@@ -996,24 +1005,20 @@ class FieldUpdate {
     check_distinct(fn, inputs, outputs);
   }
 
-  /// Outputs hold data and share no element with an input or another output (the library's
+  /// Outputs (holding data: check) share no element with an input or another output (the library's
   /// overlap test: element by element for equal strides, e.g. fields interleaved in one
   /// allocation; by memory spans otherwise).
   template <class VIn, int NIn, class VOut, int NOut>
   static void check_distinct(const char* fn, const FieldList<VIn, D, NIn, memory_space>& inputs,
                              const FieldList<VOut, D, NOut, memory_space>& outputs) {
-    auto shared = [](const auto& x, int i, const auto& y, int j) {
-      long extent[D];  // the larger padded shape covers both fields: no shared element missed
-      for (int a = 0; a < D; ++a) extent[a] = std::max(x.padded[i][a], y.padded[j][a]);
-      return impl::grid_overlap(reinterpret_cast<std::uintptr_t>(x.refs[i].data), x.refs[i].stride.data(),
-                                reinterpret_cast<std::uintptr_t>(y.refs[j].data), y.refs[j].stride.data(), extent, D,
+    auto shared = [](const auto& x, int i, const auto& y, int j) {  // each field's own padded shape
+      long x_extent[D], y_extent[D];
+      for (int a = 0; a < D; ++a) x_extent[a] = x.padded[i][a], y_extent[a] = y.padded[j][a];
+      return impl::grid_overlap(reinterpret_cast<std::uintptr_t>(x.refs[i].data), x.refs[i].stride.data(), x_extent,
+                                reinterpret_cast<std::uintptr_t>(y.refs[j].data), y.refs[j].stride.data(), y_extent, D,
                                 sizeof(T)) != impl::Overlap::none;
     };
-    for (int i = 0; i < NIn; ++i) {
-      if (!inputs.refs[i].data) impl::fail(fn, "input ", i, " ('", inputs.labels[i], "') holds no data (a null pointer)");
-    }
     for (int o = 0; o < NOut; ++o) {
-      if (!outputs.refs[o].data) impl::fail(fn, "output ", o, " ('", outputs.labels[o], "') holds no data (a null pointer)");
       for (int i = 0; i < NIn; ++i) {
         if (shared(outputs, o, inputs, i)) {
           impl::fail(fn, "output ", o, " ('", outputs.labels[o], "') and input ", i, " ('", inputs.labels[i],

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,39 +23,73 @@
 #include "SparStencil_Dispatch.hpp"
 #include "SparStencil_Profiling.hpp"
 
+/// A deleted function whose use says why, where the compiler takes a reason (C++26);
+/// elsewhere the compiler's note shows this declaration's line, the reason on it.
+#if defined(__cpp_deleted_function) && __cpp_deleted_function >= 202403L
+#define SPARSTENCIL_DELETED(why) = delete (why)
+#else
+#define SPARSTENCIL_DELETED(why) = delete
+#endif
+
 namespace sparstencil {
 
 /// What ran: the backend ("generic", "cuda_sptc"), the Kokkos execution space, the step
-/// count, what the backend ran (its kernel variant), and the steps of each launch.
+/// count, what the backend ran (its kernel variant), the steps of each launch, and the
+/// boundary and operand precision of the plan it ran.
 struct RunReport {
   std::string executor;
   std::string execution_space;
   int steps = 0;
   std::string variant;
   int steps_per_launch = 1;  ///< fusion depth of the launches (the last may run fewer)
-  /// Range problems the options allowed (Options::allow_overflow): results may be inf.
+  /// Range problems the options allowed (Options::allow_overflow: results may be inf),
+  /// weights that round to 0 in the operand precision.
   std::vector<std::string> warnings;
+  Boundary boundary   = Boundary::periodic;
+  Precision precision = Precision::f32;
+};
+
+/// The steps of each launch of a run, held in constant memory whatever the step count:
+/// `repeats` launches of `depth` steps, then one launch of each of `rest` (at most a few).
+struct LaunchSteps {
+  int depth   = 0;
+  int repeats = 0;
+  std::vector<int> rest;
+
+  std::size_t size() const { return static_cast<std::size_t>(repeats) + rest.size(); }
+  bool empty() const { return size() == 0; }
+  /// The steps of launch n (n < size()).
+  int operator[](std::size_t n) const {
+    return n < static_cast<std::size_t>(repeats) ? depth : rest.at(n - static_cast<std::size_t>(repeats));
+  }
+  /// The steps of the deepest launch (0 for no launch).
+  int most() const {
+    int m = repeats > 0 ? depth : 0;
+    for (int r : rest) m = std::max(m, r);
+    return m;
+  }
+  /// Each launch depth once, ascending.
+  std::vector<int> distinct() const {
+    std::vector<int> d = rest;
+    if (repeats > 0) d.push_back(depth);
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    return d;
+  }
+  /// As ints {depth, repeats, rest...}, to send (decode() reads them back).
+  std::vector<int> encode() const {
+    std::vector<int> e{depth, repeats};
+    e.insert(e.end(), rest.begin(), rest.end());
+    return e;
+  }
+  static LaunchSteps decode(const std::vector<int>& e) {
+    LaunchSteps s;
+    if (e.size() >= 2) s = {e[0], e[1], std::vector<int>(e.begin() + 2, e.end())};
+    return s;
+  }
 };
 
 namespace impl {
-
-/// Steps of each launch for `steps` steps at most `fusion` a launch: full launches, then
-/// the rest. The launch count has the parity of `steps` (one launch split in two where it
-/// would not), so iterate swaps the handles exactly when `steps` is odd, fused or not.
-inline std::vector<int> launch_depths(int steps, int fusion) {
-  std::vector<int> depths(steps / fusion, fusion);
-  if (steps % fusion) depths.push_back(steps % fusion);
-  if ((static_cast<int>(depths.size()) - steps) % 2 != 0) {
-    for (auto it = depths.rbegin(); it != depths.rend(); ++it) {
-      if (*it > 1) {
-        --*it;
-        depths.push_back(1);
-        break;
-      }
-    }
-  }
-  return depths;
-}
 
 /// Who made a plan, for its error messages.
 struct Caller {
@@ -121,6 +156,7 @@ class StencilPlan {
               const OutView& out, const Options& options)
       : m_space(space), m_stencil(stencil), m_options(options), m_caller(caller.function) {
     impl::check_view_types<D, ExecSpace, InView, OutView>();
+    if (!Kokkos::is_initialized()) impl::fail(caller.function, "Kokkos is not initialized");
     impl::check_extents(caller.function, stencil, in, out);
     impl::check_no_overlap(caller.function, in, out);
     if (options.fusion < 0) {
@@ -133,6 +169,28 @@ class StencilPlan {
     }
     m_request = impl::request_for<D, ExecSpace, InView, OutView>(caller.function, space, stencil, in, out, options);
     m_single  = &stage(1, in, out);
+  }
+
+  /// A plan owns its executor's device tables and recorded graphs: it moves, it does not
+  /// copy (share one by reference or std::shared_ptr). A moved-from plan throws on use.
+  StencilPlan(const StencilPlan&) SPARSTENCIL_DELETED("sparstencil: a StencilPlan cannot be copied (it owns device "
+                                                     "tables); move it, or share it by reference or std::shared_ptr");
+  StencilPlan& operator=(const StencilPlan&) SPARSTENCIL_DELETED(
+      "sparstencil: a StencilPlan cannot be copied (it owns device tables); move it, or share it by reference or "
+      "std::shared_ptr");
+  StencilPlan(StencilPlan&&)            = default;
+  StencilPlan& operator=(StencilPlan&&) = default;
+
+  /// After Kokkos::finalize a plan's device memory cannot be freed any more (Kokkos aborts
+  /// on such a deallocation): it is left to the process's exit, with a warning.
+  ~StencilPlan() {
+    // (Made while Kokkos was initialised: not initialised now means finalised. Kokkos 3
+    // has no is_finalized.)
+    if (Kokkos::is_initialized() || m_stages.empty()) return;
+    std::fprintf(stderr,
+                 "sparstencil: warning: a StencilPlan outlived Kokkos::finalize; its device memory is left to "
+                 "the process's exit (destroy plans before finalize)\n");
+    for (auto& [depth, s] : m_stages) (void)s->launcher.release();
   }
 
   /// A plan for a stencil whose dimension is known at run time: it must equal the rank.
@@ -148,9 +206,9 @@ class StencilPlan {
     const InView& from = in;
     const OutView& to  = out;
     check("StencilPlan::apply", from, to);
-    const impl::ProfilingRegion region(m_single->apply_region);
-    if (!replay_recorded_step(from, to)) m_single->launcher->launch(m_space, from, to);
-    return m_single->report;
+    const impl::ProfilingRegion region(single().apply_region);
+    if (!replay_recorded_step(from, to)) single().launcher->launch(m_space, from, to);
+    return single().report;
   }
 
   /// `steps` steps ping-ponging between a and b, Options::fusion steps a launch (0: the
@@ -159,8 +217,13 @@ class StencilPlan {
   /// Boundary::interior the rim of each buffer keeps whatever it held, so give both the
   /// same rim (for example b = copy of a). steps = 0 does nothing. On CUDA, runs of
   /// launches the backend can record are recorded once as a CUDA graph and replayed.
-  template <class View, class = std::enable_if_t<std::is_same_v<View, InView> && std::is_same_v<View, OutView>>>
+  template <class View>
   RunReport iterate(View& a, View& b, int steps) {
+    check_types<View, View>();
+    static_assert(std::is_same_v<InView, OutView>,
+                  "sparstencil: iterate swaps in and out: it needs a plan whose in and out View types are one");
+    static_assert(std::is_same_v<View, InView>,
+                  "sparstencil: iterate swaps the two View handles: they must be of the plan's View type");
     if (steps < 0) impl::fail("iterate", "step count ", steps, " is negative");
     check("iterate", a, b);
     for (int k = 0; k < D; ++k) {
@@ -170,16 +233,16 @@ class StencilPlan {
       }
     }
     if (steps == 0) {
-      RunReport r = m_single->report;
+      RunReport r = single().report;
       r.steps     = 0;
       return r;
     }
-    const std::vector<const StageData*>& launches = schedule(steps, a, b);
-    const StageData& main                         = *m_stages.at(m_schedule.depth);  // its full launches
+    const Schedule& launches = schedule(steps, a, b);
+    const StageData& main    = *launches.main;  // its full launches
     const impl::ProfilingRegion region(main.iterate_region);
     std::size_t next = replay_recorded(launches, a, b);
     for (; next < launches.size(); ++next) {
-      launch_in_run(*launches[next]->launcher, next, a, b);
+      launch_in_run(*launches.at(next).launcher, next, a, b);
       std::swap(a, b);
     }
     RunReport r        = main.report;
@@ -191,12 +254,15 @@ class StencilPlan {
   /// The steps of each launch iterate(in, out, steps) makes, at most `most_per_launch` a
   /// launch where that is > 0 (a caller launching them one by one, as distributed plans
   /// do, replays this list through launch()). Builds the stages they need.
-  std::vector<int> launch_steps(int steps, const InView& in, const OutView& out, int most_per_launch = 0) {
+  LaunchSteps launch_steps(int steps, const InView& in, const OutView& out, int most_per_launch = 0) {
     if (steps < 0) impl::fail("StencilPlan::launch_steps", "step count ", steps, " is negative");
     check("StencilPlan::launch_steps", in, out);
-    std::vector<int> counts;
+    LaunchSteps counts;
     if (steps == 0) return counts;
-    for (const StageData* s : schedule(steps, in, out, most_per_launch)) counts.push_back(s->steps);
+    const Schedule& s = schedule(steps, in, out, most_per_launch);
+    counts.depth      = s.main->steps;
+    counts.repeats    = s.repeats;
+    for (const StageData* t : s.tail) counts.rest.push_back(t->steps);
     return counts;
   }
 
@@ -219,10 +285,10 @@ class StencilPlan {
   }
 
   /// The plan of one step: its backend, its part, every bid (explain()).
-  const Plan& plan() const { return m_single->plan; }
-  std::string explain() const { return sparstencil::explain(m_single->plan); }
+  const Plan& plan() const { return single().plan; }
+  std::string explain() const { return sparstencil::explain(single().plan); }
   /// What apply runs.
-  const RunReport& report() const { return m_single->report; }
+  const RunReport& report() const { return single().report; }
   const ExecSpace& space() const { return m_space; }
 
  private:
@@ -242,13 +308,29 @@ class StencilPlan {
   std::size_t m_extent[D], m_in_stride[D], m_out_stride[D];
   /// Stages by the depth asked for (a stage may run fewer steps a launch: StageData::steps).
   std::map<int, std::unique_ptr<StageData>> m_stages;
-  const StageData* m_single = nullptr;
+  /// A pointer a move leaves null behind it (the stages it points into move with it).
+  struct MovedWith {
+    const StageData* stage = nullptr;
+    MovedWith()            = default;
+    MovedWith(const StageData* s) : stage(s) {}
+    MovedWith(MovedWith&& other) noexcept : stage(std::exchange(other.stage, nullptr)) {}
+    MovedWith& operator=(MovedWith&& other) noexcept {
+      stage = std::exchange(other.stage, nullptr);
+      return *this;
+    }
+  };
+  MovedWith m_single;  ///< the stage apply runs
   /// Plans of each fusion depth the automatic choice weighed, kept for their stages.
   std::map<int, Plan> m_plans;
   std::map<int, int> m_chosen_depth;  ///< automatic fusion: min(steps, 8) -> depth
+  /// Launches of a run in constant memory: `repeats` of `main`, then those of `tail`.
   struct Schedule {
     int steps = -1, depth = 0;
-    std::vector<const StageData*> launches;
+    const StageData* main = nullptr;
+    std::size_t repeats   = 0;
+    std::vector<const StageData*> tail;
+    std::size_t size() const { return repeats + tail.size(); }
+    const StageData& at(std::size_t n) const { return n < repeats ? *main : *tail[n - repeats]; }
   } m_schedule;
 #if defined(KOKKOS_ENABLE_CUDA)
   struct Recorded {
@@ -310,7 +392,17 @@ class StencilPlan {
 
   static std::string strides(const std::size_t (&s)[D]) { return impl::tuple_string(std::vector<std::size_t>(s, s + D)); }
 
+  /// The stage apply runs; throws where the plan was moved from.
+  const StageData& single() const {
+    if (!m_single.stage) impl::fail(m_caller, "this plan was moved from; use the plan it was moved to");
+    return *m_single.stage;
+  }
+
   void check(const char* function, const InView& in, const OutView& out) const {
+    if (!m_single.stage) impl::fail(function, "this plan was moved from; use the plan it was moved to");
+    if (!Kokkos::is_initialized()) {
+      impl::fail(function, "Kokkos is not initialized (finalized after the plan was made?): the plan cannot run");
+    }
     for (int k = 0; k < D; ++k) {
       if (in.extent(k) != m_extent[k] || out.extent(k) != m_extent[k]) {
         impl::fail(function, "Views of extents ", impl::extents_string(in), " and ", impl::extents_string(out),
@@ -373,7 +465,8 @@ class StencilPlan {
       s->launcher = Trait::template launcher<ExecSpace, InView, OutView, D>(m_space, s->plan, m_stencil, in, out,
                                                                           m_options);
     });
-    s->report         = {s->plan.backend, ExecSpace::name(), 1, s->launcher->describe(), s->steps, s->plan.warnings};
+    s->report         = {s->plan.backend, ExecSpace::name(), 1,           s->launcher->describe(),
+                         s->steps,        s->plan.warnings, s->plan.boundary, s->plan.precision};
     s->apply_region   = "sparstencil::apply[" + s->plan.backend + "]";
     s->iterate_region = "sparstencil::iterate[" + s->plan.backend + "]";
     return *m_stages.emplace(depth, std::move(s)).first->second;
@@ -432,30 +525,40 @@ class StencilPlan {
   }
 
   /// The launches of `steps` steps: stages of the fusion depth, then the rest; their count
-  /// has the parity of the stages' steps' sum where a split makes that possible.
-  const std::vector<const StageData*>& schedule(int steps, const InView& a, const OutView& b, int most = 0) {
+  /// has the parity of the stages' steps' sum where a split makes that possible. Held in
+  /// constant memory: the full launches as a count.
+  const Schedule& schedule(int steps, const InView& a, const OutView& b, int most = 0) {
     const int depth = most > 0 ? std::min(most, fusion_for(steps)) : fusion_for(steps);
-    if (m_schedule.steps == steps && m_schedule.depth == depth) return m_schedule.launches;
-    std::vector<const StageData*> launches;
-    int left = steps;
-    while (left > 0) {
-      const StageData& s = stage(std::min(depth, left), a, b);
-      launches.push_back(&s);
-      left -= s.steps;
+    if (m_schedule.steps == steps && m_schedule.depth == depth) return m_schedule;
+    Schedule s;
+    s.steps      = steps;
+    s.depth      = depth;
+    s.main       = &stage(depth, a, b);  // depth <= steps
+    const int m  = s.main->steps;
+    s.repeats    = static_cast<std::size_t>((steps - depth) / m + 1);  // launches while depth steps are left
+    int left     = steps - static_cast<int>(s.repeats) * m;
+    while (left > 0) {  // fewer than depth steps: at most depth - 1 launches
+      const StageData& t = stage(left, a, b);
+      s.tail.push_back(&t);
+      left -= t.steps;
     }
-    if ((static_cast<int>(launches.size()) - steps) % 2 != 0) {  // split the last launch of several steps
-      for (auto it = launches.rbegin(); it != launches.rend(); ++it) {
-        const int n = (*it)->steps;
+    if ((static_cast<long long>(s.size()) - steps) % 2 != 0) {  // split the last launch of several steps
+      bool split = false;
+      for (std::size_t k = s.tail.size(); k-- > 0 && !split;) {
+        const int n = s.tail[k]->steps;
         if (n > 1 && stage(n - 1, a, b).steps == n - 1) {
-          const std::size_t at = launches.size() - 1 - static_cast<std::size_t>(it - launches.rbegin());
-          launches[at]         = &stage(n - 1, a, b);
-          launches.insert(launches.begin() + static_cast<long>(at) + 1, &stage(1, a, b));
-          break;
+          s.tail[k] = &stage(n - 1, a, b);
+          s.tail.insert(s.tail.begin() + static_cast<long>(k) + 1, &stage(1, a, b));
+          split = true;
         }
       }
+      if (!split && m > 1 && stage(m - 1, a, b).steps == m - 1) {  // the last full launch
+        --s.repeats;
+        s.tail.insert(s.tail.begin(), {&stage(m - 1, a, b), &stage(1, a, b)});
+      }
     }
-    m_schedule = {steps, depth, std::move(launches)};
-    return m_schedule.launches;
+    m_schedule = std::move(s);
+    return m_schedule;
   }
 
   /// apply on CUDA: the step recorded once per (in, out) as a CUDA graph and replayed
@@ -467,9 +570,9 @@ class StencilPlan {
   bool replay_recorded_step(const InView& in, const OutView& out) const {
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
-      const Launcher<ExecSpace, InView, OutView>& launcher = *m_single->launcher;
+      const Launcher<ExecSpace, InView, OutView>& launcher = *single().launcher;
       if (!m_options.cuda_graphs || !launcher.capturable() || m_step_unrecordable) return false;
-      const Recorded* found = find_recorded(m_recorded_steps, in.data(), out.data(), m_single);
+      const Recorded* found = find_recorded(m_recorded_steps, in.data(), out.data(), m_single.stage);
       if (!found) {
         if (++m_step_recordings > 4 * recorded_steps_kept) {  // pairs cycle past what is kept
           m_step_unrecordable = true;
@@ -484,7 +587,7 @@ class StencilPlan {
           return false;
         }
         found = &keep_recorded(m_recorded_steps, recorded_steps_kept,
-                               {in.data(), out.data(), m_single, std::move(graph)});
+                               {in.data(), out.data(), m_single.stage, std::move(graph)});
       }
       found->graph->replay(m_space.cuda_stream());
       return true;
@@ -504,13 +607,12 @@ class StencilPlan {
 
   /// Replays the recorded graph over the leading launches of the schedule where they are
   /// runs of one recordable stage on CUDA (Options::cuda_graphs); returns the launches done.
-  std::size_t replay_recorded(const std::vector<const StageData*>& launches, InView& a, OutView& b) {
+  std::size_t replay_recorded(const Schedule& launches, InView& a, OutView& b) {
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda> && std::is_same_v<InView, OutView>) {
       if (!m_options.cuda_graphs) return 0;
-      const StageData* first = launches.front();
-      std::size_t same       = 0;
-      while (same < launches.size() && launches[same] == first) ++same;
+      const StageData* first = launches.main;
+      const std::size_t same = launches.repeats;
       if (!first->launcher->capturable() || same < static_cast<std::size_t>(recorded_launches)) return 0;
       Recorded* found = find_recorded(m_recorded, a.data(), b.data(), first);
       if (!found) {

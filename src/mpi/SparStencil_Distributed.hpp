@@ -816,19 +816,22 @@ class DistributedPlan {
     RunReport report;
     if (steps == 0) return report;
     // The launches, as rank 0's plan of its widest box schedules them.
-    std::vector<int> launches;
+    std::vector<int> encoded;  // LaunchSteps::encode(): a few ints whatever the step count
     impl::on_every_rank(comm, function, [&] {
       if (m_domain.rank() == 0) {
         Setup& widest = setup(m_deepest, a, b);  // its plan of the computed box only
-        launches      = widest.full->launch_steps(steps, a.box(widest.computed_lo, widest.computed_hi),
-                                                  b.box(widest.computed_lo, widest.computed_hi), m_deepest);
+        encoded       = widest.full
+                      ->launch_steps(steps, a.box(widest.computed_lo, widest.computed_hi),
+                                     b.box(widest.computed_lo, widest.computed_hi), m_deepest)
+                      .encode();
       }
     });
-    int count = static_cast<int>(launches.size());
+    int count = static_cast<int>(encoded.size());
     impl::check_mpi(MPI_Bcast(&count, 1, MPI_INT, 0, comm), function, "MPI_Bcast");
-    launches.resize(static_cast<std::size_t>(count));
-    impl::check_mpi(MPI_Bcast(launches.data(), count, MPI_INT, 0, comm), function, "MPI_Bcast");
-    const int depth = *std::max_element(launches.begin(), launches.end());
+    encoded.resize(static_cast<std::size_t>(count));
+    impl::check_mpi(MPI_Bcast(encoded.data(), count, MPI_INT, 0, comm), function, "MPI_Bcast");
+    const LaunchSteps launches = LaunchSteps::decode(encoded);
+    const int depth            = launches.most();
     Setup* s        = nullptr;
     impl::on_every_rank(comm, function, [&] {
       s = &setup(depth, a, b);
@@ -839,8 +842,8 @@ class DistributedPlan {
     // The exchange's stream is not ordered after work the caller queued on the plan's
     // space (each launch ends with both fenced).
     m_space.fence();
-    for (int n : launches) {
-      launch(*s, a, b, n);
+    for (std::size_t k = 0; k < launches.size(); ++k) {
+      launch(*s, a, b, launches[k]);
       std::swap(a, b);
     }
     report                  = (s->inner ? s->inner : s->full)->report();  // the executor of most points
@@ -1052,10 +1055,8 @@ class DistributedPlan {
   /// Builds every launch the schedule makes (planning may throw on one rank only: here,
   /// where every rank agrees on the outcome). A box of the overlap that cannot run them
   /// turns the overlap off on this rank.
-  void prepare(Setup& s, const Field& a, const Field& b, const std::vector<int>& launches) {
-    std::vector<int> counts = launches;
-    std::sort(counts.begin(), counts.end());
-    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  void prepare(Setup& s, const Field& a, const Field& b, const LaunchSteps& launches) {
+    const std::vector<int> counts = launches.distinct();
     for (int n : counts) s.full->prepare_launch(a.box(s.computed_lo, s.computed_hi), b.box(s.computed_lo, s.computed_hi), n);
     if (!m_distributed.overlap) return;
     try {

@@ -438,7 +438,7 @@ std::optional<std::string> why_not(const PlanRequest& r) {
   const double largest = largest_weight(fuse(r.stencil, r.steps));
   if (largest > largest_stored(r.precision)) {
     char text[160];
-    std::snprintf(text, sizeof text, "a%s weight of magnitude %.6g passes the %s operands' largest value %.6g",
+    std::snprintf(text, sizeof text, "a%s weight of magnitude %.6g exceeds the %s operands' largest value %.6g",
                   r.steps > 1 ? " fused" : "", largest, to_string(r.precision), largest_stored(r.precision));
     return std::string(text);
   }

@@ -318,14 +318,14 @@ std::optional<std::string> why_not(const PlanRequest& r) {
   const double largest = largest_weight(fuse(r.stencil, r.steps));
   if (largest > largest_stored(r.precision)) {
     char text[160];
-    std::snprintf(text, sizeof text, "a%s weight of magnitude %.6g passes the %s operands' largest value %.6g",
+    std::snprintf(text, sizeof text, "a%s weight of magnitude %.6g exceeds the %s operands' largest value %.6g",
                   r.steps > 1 ? " fused" : "", largest, to_string(r.precision), largest_stored(r.precision));
     return std::string(text);
   }
   // Float grids are rounded to the operands as they are read: inputs past them would be inf.
   if (r.float_grids && r.input_magnitude > largest_stored(r.precision)) {
     char text[200];
-    std::snprintf(text, sizeof text, "input magnitude %.6g passes the %s operands' largest value %.6g (float grids "
+    std::snprintf(text, sizeof text, "input magnitude %.6g exceeds the %s operands' largest value %.6g (float grids "
                   "read as %s)", r.input_magnitude, to_string(r.precision), largest_stored(r.precision),
                   to_string(r.precision));
     return std::string(text);

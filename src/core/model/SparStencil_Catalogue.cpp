@@ -1,6 +1,8 @@
 #include "SparStencil_Catalogue.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <tuple>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -20,6 +22,11 @@ using nlohmann::json;
                               const std::string& what) {
   impl::fail("load_catalogue", origin, ": entry ", index, name.empty() ? "" : " ('" + name + "')",
              ": ", what);
+}
+
+std::string lower_case(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
 }
 
 /// An integer that fits an int (json's get<int>() would truncate 4294967297 to 1).
@@ -91,6 +98,21 @@ CatalogueEntry parse_entry(const json& item, std::size_t index, std::string_view
     offsets.push_back(offset);
     weights.push_back(weights_json[t].get<double>());
   }
+  // Optional summary fields: where present they must agree with the offsets.
+  int widest = 0;
+  for (const std::vector<int>& offset : offsets) {
+    for (int c : offset) widest = std::max(widest, c < 0 ? -c : c);
+  }
+  for (const auto& [key, actual, meaning] : {std::tuple{"radius", static_cast<long>(widest), "the largest |offset component|"},
+                                             std::tuple{"points", static_cast<long>(offsets.size()), "the offsets listed"}}) {
+    const auto it = item.find(key);
+    if (it == item.end()) continue;
+    if (!is_int(*it)) error(std::string("field '") + key + "' must be an integer, found " + json_value_string(*it));
+    if (it->get<long>() != actual) {
+      error(std::string("field '") + key + "' is " + json_value_string(*it) + " but " + meaning + " give " +
+            std::to_string(actual));
+    }
+  }
   try {
     return {name, shape, source, make_stencil(offsets, weights, name)};
   } catch (const std::runtime_error& e) {
@@ -114,7 +136,15 @@ std::vector<CatalogueEntry> parse_catalogue(std::string_view json_text, std::str
   }
   if (!document.is_array()) impl::fail("load_catalogue", origin, ": the top level must be a JSON array");
   std::vector<CatalogueEntry> entries;
-  for (std::size_t i = 0; i < document.size(); ++i) entries.push_back(parse_entry(document[i], i, origin));
+  for (std::size_t i = 0; i < document.size(); ++i) {
+    entries.push_back(parse_entry(document[i], i, origin));
+    for (std::size_t j = 0; j < i; ++j) {  // names are looked up in any case: one entry a name
+      if (lower_case(entries[j].name) == lower_case(entries[i].name)) {
+        entry_error(origin, i, entries[i].name, "its name is entry " + std::to_string(j) + "'s ('" + entries[j].name +
+                                                    "') again: names must be unique, in any case");
+      }
+    }
+  }
   return entries;
 }
 
@@ -126,7 +156,7 @@ std::vector<CatalogueEntry> load_catalogue(const std::string& path) {
   return parse_catalogue(text.str(), path);
 }
 
-std::string reference_catalogue_path() {
+std::string reference_catalogue_path(const std::string& installed) {
   namespace fs = std::filesystem;
   if (const char* path = std::getenv("SPARSTENCIL_CATALOGUE")) {
     if (!fs::is_regular_file(path)) {
@@ -144,6 +174,10 @@ std::string reference_catalogue_path() {
       if (fs::is_regular_file(candidate)) return candidate.string();
       looked += (looked.empty() ? "" : ", ") + candidate.string();
     }
+  }
+  if (!installed.empty()) {
+    if (fs::is_regular_file(installed)) return installed;
+    looked += (looked.empty() ? "" : ", ") + installed;
   }
   impl::fail("reference_catalogue_path", "no stencils.json found", looked.empty() ? "" : " (looked in " + looked + ")",
              "; set SPARSTENCIL_CATALOGUE to the catalogue's path");

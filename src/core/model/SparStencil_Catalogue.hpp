@@ -27,10 +27,19 @@ std::vector<CatalogueEntry> parse_catalogue(std::string_view json_text,
 /// Reads and parses a catalogue file.
 std::vector<CatalogueEntry> load_catalogue(const std::string& path);
 
+/// The installed catalogue's path, where the program is built against an installed package
+/// (its CMake config defines SPARSTENCIL_INSTALLED_CATALOGUE_PATH on SparStencil::core).
+#ifdef SPARSTENCIL_INSTALLED_CATALOGUE_PATH
+#define SPARSTENCIL_CATALOGUE_OF_THE_PACKAGE SPARSTENCIL_INSTALLED_CATALOGUE_PATH
+#else
+#define SPARSTENCIL_CATALOGUE_OF_THE_PACKAGE ""
+#endif
+
 /// Where the project's reference catalogue is: $SPARSTENCIL_CATALOGUE where set, else
 /// share/sparstencil/stencils.json in the running program's folder or one of its two
-/// parents (an installed bin/ or a build folder: the build copies it there). Throws
-/// std::runtime_error naming the places looked in when none has it.
-std::string reference_catalogue_path();
+/// parents (an installed bin/ or a build folder: the build copies it there), else
+/// `installed` (by default the catalogue of the package the program was built against).
+/// Throws std::runtime_error naming the places looked in when none has it.
+std::string reference_catalogue_path(const std::string& installed = SPARSTENCIL_CATALOGUE_OF_THE_PACKAGE);
 
 }  // namespace sparstencil

@@ -68,7 +68,13 @@ Stencil<D> fuse(const Stencil<D>& stencil, int t) {
   std::map<Offset<D>, double> table;
   impl::fused_table(stencil, t, static_cast<std::size_t>(-1), table);
   std::vector<Term<D>> terms;
-  for (const auto& [offset, weight] : table) terms.push_back({offset, weight});
+  for (const auto& [offset, weight] : table) {
+    if (!std::isfinite(weight)) {
+      impl::fail("fuse", "fusing ", t, " steps of stencil '", stencil.name(), "' overflows: the fused weight at offset ",
+                 impl::tuple_string(offset), " is not finite (a double holds up to 1.8e308); fuse fewer steps");
+    }
+    terms.push_back({offset, weight});
+  }
   std::string name = stencil.name().empty() ? "" : stencil.name() + "^" + std::to_string(t);
   return Stencil<D>(std::move(terms), std::move(name));
 }

@@ -76,6 +76,7 @@ class Parser {
       error_at(start, "expected a number for the weight, found '" + token + "'");
     }
     if (errno == ERANGE && std::abs(w) > 1.0) error_at(start, "weight '" + token + "' overflows a double");
+    if (errno == ERANGE && w == 0.0) error_at(start, "weight '" + token + "' underflows a double: it would be 0");
     return w;
   }
 

@@ -13,7 +13,7 @@ namespace {
 // memory 128 bytes per SM per clock.
 constexpr double giga = 1e9, tera = 1e12;
 
-DeviceDescription hopper(std::string name, std::string source, double memory_tb_s) {
+DeviceDescription hopper(std::string name, std::string source, double memory_tb_s, double memory_gib) {
   DeviceDescription d;
   d.name               = std::move(name);
   d.source             = std::move(source);
@@ -21,6 +21,7 @@ DeviceDescription hopper(std::string name, std::string source, double memory_tb_
   d.clock_ghz          = 1.98;
   const double sm_clk  = d.sm_cycles_per_second();
   d.memory_bytes_per_s = memory_tb_s * tera;
+  d.memory_bytes       = memory_gib * 1024 * 1024 * 1024;
   d.shared_bytes_per_s = 128 * sm_clk;
   d.shared_bytes_per_sm = 228 * 1024;
   d.sparse_f16_flops   = 964 * tera;  // measured, dense-equivalent
@@ -44,6 +45,7 @@ DeviceDescription ampere() {
   d.clock_ghz          = 1.41;
   const double sm_clk  = d.sm_cycles_per_second();
   d.memory_bytes_per_s = 0.9 * 2.039 * tera;  // copies reach about 90% of the pin rate
+  d.memory_bytes       = 80.0 * 1024 * 1024 * 1024;
   d.shared_bytes_per_s = 128 * sm_clk;
   d.shared_bytes_per_sm = 164 * 1024;
   d.sparse_f16_flops   = 4096 * sm_clk;
@@ -84,6 +86,7 @@ DeviceDescription cdna2() {
   d.clock_ghz          = 1.7;
   const double cu_clk  = d.sm_cycles_per_second();
   d.memory_bytes_per_s = 0.85 * 1.6 * tera;
+  d.memory_bytes       = 64.0 * 1024 * 1024 * 1024;  // a die's half of the 128 GB
   d.shared_bytes_per_s = 128 * cu_clk;
   d.shared_bytes_per_sm = 64 * 1024;  // LDS
   d.dense_f16_flops    = 1024 * cu_clk;
@@ -112,8 +115,8 @@ DeviceDescription cpu() {
 
 const std::vector<DeviceDescription>& all_devices() {
   static const std::vector<DeviceDescription> devices{
-      hopper("h100", "lent H100 80GB HBM3, measured 2026-11-22: copy 2.99 TB/s, sparse f16 964 TFLOP/s", 2.99),
-      hopper("h200", "H200: the H100's compute figures, copy 4.3 TB/s as measured on a lent H200", 4.3),
+      hopper("h100", "lent H100 80GB HBM3, measured 2026-11-22: copy 2.99 TB/s, sparse f16 964 TFLOP/s", 2.99, 79.6),
+      hopper("h200", "H200: the H100's compute figures, copy 4.3 TB/s as measured on a lent H200", 4.3, 140.4),
       ampere(), cdna2(), unmeasured_gpu(), cpu()};
   return devices;
 }

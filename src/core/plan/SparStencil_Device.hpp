@@ -37,6 +37,7 @@ struct DeviceDescription {
   int multiprocessors  = 0;
   double clock_ghz     = 0;
   double memory_bytes_per_s = 0;  ///< device memory, read + write bytes (copy bandwidth)
+  double memory_bytes       = 0;  ///< device memory's capacity (0: not known, not checked)
   double shared_bytes_per_s = 0;  ///< shared memory, all SMs together
   long shared_bytes_per_sm  = 0;  ///< shared memory one SM holds (what limits resident blocks)
   double sparse_f16_flops   = 0;  ///< mma.sp f16/bf16, dense-equivalent flop/s (0: none)

@@ -6,8 +6,10 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <variant>
 
 #include "SparStencil_Fuse.hpp"
+#include "SparStencil_Rounding.hpp"
 
 namespace sparstencil {
 
@@ -45,6 +47,33 @@ std::string number(double v) {
   return text;
 }
 
+/// Weights (one step's and the fused stencil's) that round to 0 in the precision's operand
+/// format: a warning in the plan each (the term then has no effect where the weights are
+/// operands, the matrix-core backends; the generic executor sums in float or double).
+void warn_of_vanishing_weights(const PlanRequest& r, Plan& p) {
+  if (r.precision == Precision::f64) return;
+  for (const AnyStencil* s : {&p.original, &p.stencil}) {
+    if (s == &p.stencil && r.steps == 1) break;  // the same stencil
+    std::size_t vanishing = 0;
+    std::string first;
+    std::visit(
+        [&](const auto& stencil) {
+          for (const auto& term : stencil.terms()) {
+            if (term.weight == 0 || impl::operand_value(r.precision, term.weight) != 0) continue;
+            if (vanishing++ == 0) first = number(term.weight) + " at offset " + impl::tuple_string(term.offset);
+          }
+        },
+        *s);
+    if (vanishing == 0) continue;
+    const std::string what = s == &p.original ? "weight" : "fused weight";
+    p.warnings.push_back((vanishing == 1 ? "the " + what + " " + first
+                                         : std::to_string(vanishing) + " " + what + "s (the first " + first + ")") +
+                         (vanishing == 1 ? " rounds" : " round") + " to 0 as " + to_string(r.precision) +
+                         " operands: no effect where the weights are operands (matrix cores); scale the weights "
+                         "or choose a wider precision");
+  }
+}
+
 /// Values the precision's formats cannot hold: every weight (one step's and the fused
 /// stencil's) within what its sums hold, and the worst-case output of one launch, the
 /// fused weights' |sum| times the inputs' magnitude, within what its grids store (float
@@ -62,7 +91,7 @@ void check_range(const PlanRequest& r, Plan& p) {
     const double largest = largest_weight(*s);
     if (largest > summed) {
       problems.push_back(std::string(s == &p.original ? "a weight" : "a fused weight") + " of magnitude " +
-                         number(largest) + " passes " + to_string(r.precision) + "'s sums (largest " +
+                         number(largest) + " exceeds " + to_string(r.precision) + "'s sums (largest " +
                          number(summed) + ")");
     }
   }
@@ -70,10 +99,11 @@ void check_range(const PlanRequest& r, Plan& p) {
   if (worst > stored) {
     problems.push_back("the worst-case output " + number(worst) + " (sum of |weights|" +
                        (r.steps > 1 ? " of the " + std::to_string(r.steps) + " fused steps" : std::string()) +
-                       " x input magnitude " + number(r.input_magnitude) + ") passes " +
+                       " x input magnitude " + number(r.input_magnitude) + ") exceeds " +
                        (r.float_grids ? std::string("float grids") : std::string(to_string(r.precision))) +
                        "'s largest value " + number(stored));
   }
+  warn_of_vanishing_weights(r, p);
   if (problems.empty()) return;
   if (!r.allow_overflow) {
     std::string all;
@@ -100,12 +130,20 @@ Plan base_plan(const PlanRequest& r) {
   }
   for (std::size_t a = 0; a < r.grid.size(); ++a) {
     if (r.grid[a] > max_extent) {
-      impl::fail("make_plan", "grid extent ", r.grid[a], " along axis ", a, " passes ", max_extent,
+      impl::fail("make_plan", "grid extent ", r.grid[a], " along axis ", a, " exceeds ", max_extent,
                  " (2^31 - 1), the most the executors index along an axis");
     }
   }
-  grid_points(r.grid);
-  device_description(r.device);  // throws for an unknown name
+  const long points                  = grid_points(r.grid);
+  const DeviceDescription& device    = device_description(r.device);  // throws for an unknown name
+  const double grid_bytes            = 2.0 * static_cast<double>(points) *
+                            storage_bytes(grid_format(r.precision, r.float_grids));  // in and out
+  if (device.memory_bytes > 0 && grid_bytes > device.memory_bytes) {
+    impl::fail("make_plan", "grid ", impl::tuple_string(r.grid), " needs ", number(grid_bytes / (1024.0 * 1024 * 1024)),
+               " GiB for its input and output (", points, " points x 2 x ",
+               storage_bytes(grid_format(r.precision, r.float_grids)), " bytes) but device ", r.device, " holds ",
+               number(device.memory_bytes / (1024.0 * 1024 * 1024)), " GiB");
+  }
   Plan p;
   p.original    = r.stencil;
   p.stencil     = fuse(r.stencil, r.steps);
