@@ -72,6 +72,7 @@ DeviceDescription unmeasured_gpu() {
   d.dense_f16_flops     = 0;
   d.dense_tf32_flops    = 0;
   d.dense_f64_flops     = 0;
+  d.memory_bytes        = 0;  // its memory's size is not known: grids are not checked against it
   return d;
 }
 
