@@ -31,9 +31,9 @@ inline void print_configuration(std::ostream& out) {
   // Executors built beside a Kokkos without their GPU serve only their raw APIs (CUDA
   // pointers): said so, after the line above says Views cannot reach them.
 #if defined(KOKKOS_ENABLE_CUDA)
-  const char* cuda_use = "built";
+  [[maybe_unused]] const char* cuda_use = "built";
 #else
-  const char* cuda_use = "built for its raw API on CUDA pointers only (this Kokkos has no CUDA: Views cannot reach it)";
+  [[maybe_unused]] const char* cuda_use = "built for its raw API on CUDA pointers only (this Kokkos has no CUDA: Views cannot reach it)";
 #endif
 #if defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
   out << "  cuda_sptc executor: " << cuda_use << "\n";
