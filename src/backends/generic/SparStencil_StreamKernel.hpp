@@ -29,7 +29,7 @@ KOKKOS_INLINE_FUNCTION constexpr bool copies_async() {
 }
 /// Starts copying *from to *to (team scratch); only where copies_async<T>().
 template <class T>
-KOKKOS_FORCEINLINE_FUNCTION void copy_to_scratch_async(T* to, const T* from) {
+KOKKOS_FORCEINLINE_FUNCTION void copy_to_scratch_async([[maybe_unused]] T* to, [[maybe_unused]] const T* from) {  // (used on sm_80+ only)
   static_assert(copies_async<T>(), "copy_to_scratch_async: no asynchronous copies here (copies_async)");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(to));

@@ -24,7 +24,8 @@ namespace sparstencil::impl {
 /// `inside` is false (cp.async with a source size of 0 fills with zeros); only where
 /// copies_async<T>().
 template <class T>
-KOKKOS_FORCEINLINE_FUNCTION void copy_or_zero_async(T* to, const T* from, bool inside) {
+KOKKOS_FORCEINLINE_FUNCTION void copy_or_zero_async([[maybe_unused]] T* to, [[maybe_unused]] const T* from,
+                                                    [[maybe_unused]] bool inside) {  // (used on sm_80+ only)
   static_assert(copies_async<T>(), "copy_or_zero_async: no asynchronous copies here (copies_async)");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
