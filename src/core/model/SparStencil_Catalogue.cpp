@@ -99,9 +99,9 @@ CatalogueEntry parse_entry(const json& item, std::size_t index, std::string_view
     weights.push_back(weights_json[t].get<double>());
   }
   // Optional summary fields: where present they must agree with the offsets.
-  int widest = 0;
+  long widest = 0;  // in long: an offset component may be INT_MIN, whose negation an int cannot hold
   for (const std::vector<int>& offset : offsets) {
-    for (int c : offset) widest = std::max(widest, c < 0 ? -c : c);
+    for (int c : offset) widest = std::max(widest, c < 0 ? -static_cast<long>(c) : static_cast<long>(c));
   }
   for (const auto& [key, actual, meaning] : {std::tuple{"radius", static_cast<long>(widest), "the largest |offset component|"},
                                              std::tuple{"points", static_cast<long>(offsets.size()), "the offsets listed"}}) {
