@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "SparStencil_JsonRead.hpp"
+#include "SparStencil_Presets.hpp"
 
 namespace sparstencil {
 namespace {
@@ -22,11 +23,6 @@ using nlohmann::json;
                               const std::string& what) {
   impl::fail("load_catalogue", origin, ": entry ", index, name.empty() ? "" : " ('" + name + "')",
              ": ", what);
-}
-
-std::string lower_case(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
 }
 
 /// An integer that fits an int (json's get<int>() would truncate 4294967297 to 1).
@@ -138,10 +134,10 @@ std::vector<CatalogueEntry> parse_catalogue(std::string_view json_text, std::str
   std::vector<CatalogueEntry> entries;
   for (std::size_t i = 0; i < document.size(); ++i) {
     entries.push_back(parse_entry(document[i], i, origin));
-    for (std::size_t j = 0; j < i; ++j) {  // names are looked up in any case: one entry a name
-      if (lower_case(entries[j].name) == lower_case(entries[i].name)) {
+    for (std::size_t j = 0; j < i; ++j) {  // names are compared as lookups compare them: one entry a name
+      if (presets::canonical(entries[j].name) == presets::canonical(entries[i].name)) {
         entry_error(origin, i, entries[i].name, "its name is entry " + std::to_string(j) + "'s ('" + entries[j].name +
-                                                    "') again: names must be unique, in any case");
+                                                    "') again: names must differ beyond case, '-' and '_'");
       }
     }
   }

@@ -51,6 +51,8 @@ Stencil<D> tensor_box(const std::vector<double>& kernel, std::string name) {
   return Stencil<D>(std::move(terms), std::move(name));
 }
 
+}  // namespace
+
 std::string canonical(std::string_view name) {
   std::string out;
   for (char c : name) {
@@ -58,8 +60,6 @@ std::string canonical(std::string_view name) {
   }
   return out;
 }
-
-}  // namespace
 
 Stencil<1> heat_1d() { return ftcs_star<1>(0.25, -2.0, {1.0}, "Heat-1D"); }
 Stencil<1> d1_5p() {

@@ -3,6 +3,7 @@
 /// (docs/STENCILS.md gives each formula). Each preset is an explicit (FTCS) diffusion or
 /// smoothing step whose weights sum to 1.
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,5 +43,8 @@ std::optional<AnyStencil> lookup(std::string_view name);
 
 /// The canonical names accepted by by_name, in standard_set order.
 const std::vector<std::string_view>& names();
+
+/// The form names are compared in: lower case, '-' and '_' dropped ("Box-2D9P" = "box2d9p").
+std::string canonical(std::string_view name);
 
 }  // namespace sparstencil::presets
