@@ -289,6 +289,30 @@ TYPED_TEST(FieldUpdateTest, EveryRuleOnEveryFaceOfPresets) {
   }
 }
 
+/// Slabs as thin as each rule allows: r points across under wrapped and half-cell mirrored
+/// faces (a one-cell slab under radius-1 neumann faces), r + 1 under reflect, along every
+/// axis.
+TYPED_TEST(FieldUpdateTest, SlabsAsThinAsTheFaceRulesAllow) {
+  using T = typename TypeParam::value_type;
+  using L = typename TypeParam::layout;
+  const auto identity = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 3>&) { return s; };
+  const Stencil<3> star_r2({{{0, 0, 0}, -2.0}, {{-2, 0, 0}, 0.5}, {{2, 0, 0}, 0.5}, {{0, -1, 0}, 0.75},
+                            {{0, 1, 0}, 0.25}, {{0, 0, -1}, 0.5}, {{0, 0, 2}, 0.5}}, "uneven star");
+  for (const Stencil<3>& s : {presets::heat_3d(), presets::box_3d27p(), star_r2}) {
+    for (const FaceCondition& rule : {FaceCondition::neumann(), FaceCondition::periodic(), FaceCondition::reflect()}) {
+      for (int a = 0; a < 3; ++a) {
+        Case<3> c;
+        c.extents    = {7, 6, 9};
+        c.extents[a] = s.radius()[a] + (rule.rule == FaceRule::reflect ? 1 : 0);
+        if (c.extents[a] == 0) continue;  // no reach along this axis
+        c.faces = FaceConditions<3>(rule);
+        SCOPED_TRACE(s.name() + " under " + c.faces.describe() + ", axis " + std::to_string(a));
+        check_update<T, L, 3, 1, 1, 1>(c, {StencilOn<3>(s, 0)}, Identity{}, identity, identity, 70 + a);
+      }
+    }
+  }
+}
+
 /// The streaming pass (inside points walked along the slowest axis, the frame around them
 /// point by point) for every window it has and stencils past them, walks of every length
 /// against the grid's rows (0: no streaming), odd extents, ghost faces among the rules.

@@ -27,3 +27,4 @@
 #include "SparStencil_UpdateModel.hpp"
 #include "SparStencil_UpdateReference.hpp"
 #include "SparStencil_Views.hpp"
+#include "SparStencil_Wisdom.hpp"

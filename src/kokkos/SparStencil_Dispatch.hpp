@@ -18,6 +18,7 @@
 #include "SparStencil_Device.hpp"
 #include "SparStencil_KokkosBackends.hpp"  // generated: the registered traits
 #include "SparStencil_ViewChecks.hpp"
+#include "SparStencil_Wisdom.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>

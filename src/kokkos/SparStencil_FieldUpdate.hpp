@@ -959,15 +959,20 @@ class FieldUpdate {
     for (int i = 0; i < NIn; ++i) same_extents("input", i, inputs.labels[i], inputs.extents[i]);
     for (int o = 0; o < NOut; ++o) same_extents("output", o, outputs.labels[o], outputs.extents[o]);
     for (int a = 0; a < D; ++a) {
-      bool ghost = false, mapped = false;
+      // A read r past a face maps inside where the axis has r points (a wrap, or a mirror
+      // about the face half a cell out: a one-cell slab under radius-1 neumann faces), r + 1
+      // for a mirror about the end point (reflect).
+      bool ghost = false;
+      int needs  = 0;
       for (int s = 0; s < 2; ++s) {
         const FaceRule rule = m_faces.face(a, s).rule;
         ghost               = ghost || rule == FaceRule::ghost;
-        mapped = mapped || rule == FaceRule::periodic || rule == FaceRule::neumann || rule == FaceRule::reflect;
+        if (rule == FaceRule::periodic || rule == FaceRule::neumann) needs = std::max(needs, m_radius[a]);
+        if (rule == FaceRule::reflect) needs = std::max(needs, m_radius[a] + 1);
       }
-      if (mapped && n[a] < m_radius[a] + 1) {
+      if (n[a] < needs) {
         impl::fail(fn, "extent ", n[a], " along axis ", a, " is too small for the stencils' radius ", m_radius[a],
-                   " under ", m_faces.describe(), " (a mirrored or wrapped read needs at least ", m_radius[a] + 1, ")");
+                   " under ", m_faces.describe(), " (a mirrored or wrapped read needs at least ", needs, ")");
       }
       for (int i = 0; ghost && i < NIn; ++i) {
         if (inputs.refs[i].ghost[a] < m_radius[a]) {

@@ -429,14 +429,14 @@ class StencilPlan {
     return s;
   }
 
-  /// The plan of `depth` steps a launch (the planner's, made once).
+  /// The plan of `depth` steps a launch (the planner's, made once, or held as wisdom).
   const Plan& plan_of(int depth) {
     auto it = m_plans.find(depth);
     if (it == m_plans.end()) {
       PlanRequest r = m_request;
       r.steps       = depth;
       try {
-        it = m_plans.emplace(depth, make_plan(r)).first;
+        it = m_plans.emplace(depth, impl::wise_plan(r)).first;
       } catch (const std::runtime_error& e) {  // name what the user called
         const std::string what = e.what(), prefix = "sparstencil::";
         impl::fail(m_caller, what.compare(0, prefix.size(), prefix) == 0 ? what.substr(prefix.size()) : what);

@@ -200,8 +200,8 @@ SparseCostTerms sparse_cost_terms(const Plan& p) {
   // Shared memory: the block written once, B fragments read per MMA, f32 results staged.
   c.shared_bytes = block_load + b_reads + 2.0 * 4 * c.points;
   if (p.boundary != Boundary::periodic && !wall_bands_excluded(p.grid, p.original, p.fused_steps, p.boundary)) {
-    const WallBands w = wall_bands(p);
-    if (!w.boxes.empty()) c.wall_point_steps = static_cast<double>(w.region_points) * w.steps;
+    const WallBands w = wall_bands(p, false);
+    if (w.blocks > 0) c.wall_point_steps = static_cast<double>(w.region_points) * w.steps;
   }
   return c;
 }
@@ -393,6 +393,24 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
   return p;
 }
 
+/// Why no plan of `bound`'s tile can fit either kernel form, from K's lower bound alone
+/// (bounded_plan's): its A' chunks pass what the gather form holds in registers and what
+/// the row-run form holds in shared memory. Nothing where a plan may fit: only the full
+/// plan (fits_kernel) tells. Spares building A' for fused stencils of hundreds of
+/// thousands of terms.
+std::optional<std::string> too_long_for_kernel(const Plan& bound) {
+  const long m_blocks = (bound.rows + 15) / 16;
+  const long chunks   = bound.mmas_per_tile_group / m_blocks;
+  const long in_registers = max_register_chunks(static_cast<int>(m_blocks));
+  const long in_shared    = static_cast<long>(max_row_run_shared_bytes / row_run_bytes_per_chunk);
+  if (chunks <= std::max(in_registers, in_shared)) return std::nullopt;
+  char reason[200];
+  std::snprintf(reason, sizeof reason, "K of at least %ld (%ld chunks) exceeds the %ld chunks the kernel holds in "
+                "registers and the %ld its row-run form holds in shared memory: not planned",
+                chunks * bound.mma.k, chunks, in_registers, in_shared);
+  return std::string(reason);
+}
+
 bool faster(const Plan& a, const Plan& b) {
   return std::tie(a.predicted.seconds, a.predicted.compute_seconds, a.predicted.shared_seconds) <
          std::tie(b.predicted.seconds, b.predicted.compute_seconds, b.predicted.shared_seconds);
@@ -424,7 +442,8 @@ std::optional<std::string> pairing_excludes(Pairing rule, const std::vector<int>
   return std::nullopt;
 }
 
-std::optional<std::string> why_not(const PlanRequest& r) {
+/// `fused`: the request's stencil fused over its steps (base_plan's).
+std::optional<std::string> why_not(const PlanRequest& r, const AnyStencil& fused) {
   const DeviceDescription& device = device_description(r.device);
   if (!device.has_sparse_tensor_cores()) return "device " + r.device + " has no sparse tensor cores";
   if (!has_sparse_operands(r.precision)) {
@@ -435,7 +454,7 @@ std::optional<std::string> why_not(const PlanRequest& r) {
            to_string(r.precision);
   }
   // A' holds the (fused) weights in the operand format: one it cannot hold would be inf.
-  const double largest = largest_weight(fuse(r.stencil, r.steps));
+  const double largest = largest_weight(fused);
   if (largest > largest_stored(r.precision)) {
     char text[160];
     std::snprintf(text, sizeof text, "a%s weight of magnitude %.6g exceeds the %s operands' largest value %.6g",
@@ -448,8 +467,8 @@ std::optional<std::string> why_not(const PlanRequest& r) {
 class Model final : public BackendModel {
  public:
   std::string_view name() const override { return "cuda_sptc"; }
-  std::optional<std::string> cannot_run(const PlanRequest& r) const override {
-    if (auto why = why_not(r)) return why;
+  std::optional<std::string> cannot_run(const PlanRequest& r, const Plan& base) const override {
+    if (auto why = why_not(r, base.stencil)) return why;
     // A fused plan equals t steps only at points at least t r from a wall; the wall kernel
     // steps the band nearer (docs/BOUNDARIES.md), where its blocks fit shared memory.
     if (auto why = wall_bands_excluded(r.grid, r.stencil, r.steps, r.boundary)) return why;
@@ -486,6 +505,10 @@ class Model final : public BackendModel {
                                 "lower bound (K at its minimum) cannot win: not planned"});
         continue;
       }
+      if (const std::optional<std::string> why = too_long_for_kernel(bound)) {
+        bids.dropped.push_back({"cuda_sptc", bound.tile, bound.predicted.seconds, Bid::Outcome::dropped, *why});
+        continue;
+      }
       Plan full = full_sparse_plan(base, bound.tile, r.pairing);
       if (!fits_kernel(full)) {
         std::snprintf(reason, sizeof reason, "K = %zu (%d chunks) exceeds the %d the kernel holds in registers",
@@ -511,7 +534,7 @@ class Model final : public BackendModel {
 Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
   Plan base    = base_plan(r);
   base.backend = "cuda_sptc";
-  if (const std::optional<std::string> why = why_not(r)) sparstencil::impl::fail("make_sparse_plan", *why);
+  if (const std::optional<std::string> why = why_not(r, base.stencil)) sparstencil::impl::fail("make_sparse_plan", *why);
   if (tile.size() != base.grid.size()) {
     sparstencil::impl::fail("make_sparse_plan", "tile has ", tile.size(), " extents, need ", base.grid.size());
   }

@@ -356,7 +356,7 @@ RowRunLayout row_run_layout(const Plan& p) {
     return (D == 3 ? ring * l.plane_values : ring * l.pitch) + (l.stage_in_ring ? 0 : l.rows * l.stage_pitch);
   };
   l.ahead = ring_for(2) == ring_for(1) || warp_values(ring_for(2)) * bytes <= 14 * 1024 ? 2 : 1;
-  const std::size_t common = chunks * 512 + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
+  const std::size_t common = chunks * row_run_bytes_per_chunk + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
   // Up to 8 warps a block, fewer where a block would pass 112 KiB (two blocks an SM).
   auto warps_for = [&](int values) {
     int warps = 8;

@@ -53,6 +53,9 @@ inline constexpr int step_rows_tf32  = 8;
 /// Shared memory a row-run block may use: the smallest opt-in limit of the devices with
 /// sparse tensor cores (A100: 163 KiB).
 inline constexpr std::size_t max_row_run_shared_bytes = 163 * 1024;
+/// Shared memory of A' a row-run block holds per k chunk (16 rows of 16 kept values, in
+/// 16-bit or paired tf32 form), before its metadata, run table and image buffers.
+inline constexpr std::size_t row_run_bytes_per_chunk = 512;
 
 /// The row-run kernel's launch bounds: blocks of at most 256 threads, two resident an SM
 /// (so at most 128 registers a thread: 16 warps an SM where shared memory allows).

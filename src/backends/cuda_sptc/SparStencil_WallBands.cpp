@@ -80,7 +80,7 @@ std::optional<std::string> wall_bands_excluded(const std::vector<long>& grid, co
          std::to_string(max_region_points(g.terms)) + " (shared memory)";
 }
 
-WallBands wall_bands(const Plan& plan) {
+WallBands wall_bands(const Plan& plan, bool keep_boxes) {
   WallBands w;
   if (plan.boundary == Boundary::periodic) return w;
   if (const auto why = wall_bands_excluded(plan.grid, plan.original, plan.fused_steps, plan.boundary)) {
@@ -129,7 +129,8 @@ WallBands wall_bands(const Plan& plan) {
             }
             w.region_points += points;
             w.largest_region = std::max(w.largest_region, points);
-            w.boxes.push_back(box);
+            ++w.blocks;
+            if (keep_boxes) w.boxes.push_back(box);
           }
         }
       }

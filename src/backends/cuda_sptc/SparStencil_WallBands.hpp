@@ -23,7 +23,8 @@ struct WallBox {
 };
 
 struct WallBands {
-  std::vector<WallBox> boxes;    ///< empty: no wall kernel (periodic)
+  std::vector<WallBox> boxes;    ///< empty: no wall kernel (periodic), or not kept
+  long blocks         = 0;      ///< the wall kernel's blocks (boxes' count where kept)
   std::array<long, 3> low{};     ///< the band's width at the low end of each axis (padded)
   std::array<long, 3> high{};    ///< ... and at the high end
   std::array<int, 3> radius{};   ///< one step's r_a (padded)
@@ -49,7 +50,10 @@ inline constexpr std::size_t wall_shared_limit = 96 * 1024;
 /// The wall kernel's boxes for `plan` (a cuda_sptc plan; its grid, precision, boundary,
 /// fused steps and original stencil). Boxes cover, without overlap, every point of the
 /// band: below low_a or from extent_a - high_a on, along some axis a.
-WallBands wall_bands(const Plan& plan);
+/// `keep_boxes` false: the totals alone (the cost model's), without the list of blocks,
+/// which under a deep fusion's wide halo holds a block a few points wide for most of the
+/// band (millions on a 512^3 grid).
+WallBands wall_bands(const Plan& plan, bool keep_boxes = true);
 
 /// Why the wall bands of `steps` fused steps of `original` on `grid` under `boundary`
 /// cannot run (a block's region above wall_shared_limit), or nullopt.

@@ -306,7 +306,8 @@ std::optional<Plan> dense_plan(const Plan& base) {
   return p;
 }
 
-std::optional<std::string> why_not(const PlanRequest& r) {
+/// `fused`: the request's stencil fused over its steps (base_plan's).
+std::optional<std::string> why_not(const PlanRequest& r, const AnyStencil& fused) {
   const DeviceDescription& device = device_description(r.device);
   if (!device.has_dense_matrix_cores()) return "device " + r.device + " has no dense matrix cores";
   if (!has_dense_operands(r.precision)) {
@@ -315,7 +316,7 @@ std::optional<std::string> why_not(const PlanRequest& r) {
   }
   if (dense_rate(device, r.precision) <= 0) return "device " + r.device + " has no " + to_string(r.precision) + " matrix cores";
   // A' holds the (fused) weights in the operand format: one it cannot hold would be inf.
-  const double largest = largest_weight(fuse(r.stencil, r.steps));
+  const double largest = largest_weight(fused);
   if (largest > largest_stored(r.precision)) {
     char text[160];
     std::snprintf(text, sizeof text, "a%s weight of magnitude %.6g exceeds the %s operands' largest value %.6g",
@@ -340,7 +341,9 @@ std::optional<std::string> why_not(const PlanRequest& r) {
 class Model final : public BackendModel {
  public:
   std::string_view name() const override { return "dense"; }
-  std::optional<std::string> cannot_run(const PlanRequest& r) const override { return why_not(r); }
+  std::optional<std::string> cannot_run(const PlanRequest& r, const Plan& base) const override {
+    return why_not(r, base.stencil);
+  }
 
   /// One plan: the row tile.
   Bids bid(const PlanRequest& /*request*/, const Plan& base, double to_beat) const override {
@@ -475,8 +478,9 @@ void check_kernel_limits(const Plan& p, const char* function) {
 }
 
 Plan make_dense_plan(const PlanRequest& r) {
-  if (const std::optional<std::string> why = why_not(r)) sparstencil::impl::fail("make_dense_plan", *why);
-  std::optional<Plan> plan = dense_plan(base_plan(r));
+  const Plan base = base_plan(r);
+  if (const std::optional<std::string> why = why_not(r, base.stencil)) sparstencil::impl::fail("make_dense_plan", *why);
+  std::optional<Plan> plan = dense_plan(base);
   if (!plan) {
     sparstencil::impl::fail("make_dense_plan", "no block of 16 row tiles fits ", max_shared_bytes(r.device),
                             " bytes of shared memory");

@@ -323,7 +323,7 @@ class Model final : public BackendModel {
 
   /// Every request: it runs any stencil on any device (tf32 requests and f16/bf16 ones on
   /// float grids as float Views summed in f32, more accurate than asked).
-  std::optional<std::string> cannot_run(const PlanRequest&) const override { return std::nullopt; }
+  std::optional<std::string> cannot_run(const PlanRequest&, const Plan&) const override { return std::nullopt; }
 
   Bids bid(const PlanRequest& r, const Plan& base, double) const override {
     Bids bids;

@@ -7,7 +7,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -21,6 +20,7 @@
 #include "SparStencil_Generic.hpp"
 #include "SparStencil_GenericModel.hpp"
 #include "SparStencil_Stencil.hpp"
+#include "SparStencil_Wisdom.hpp"
 
 namespace sparstencil {
 
@@ -60,9 +60,9 @@ std::string tuning_key(const ExecSpace& space, const GenericExecutor<D, ExecSpac
   return key.str();
 }
 
-/// The variant for this problem: forced, tuned (timed once per process and problem, then
-/// remembered: plans made again for the same problem, other weights included, reuse it),
-/// or the default.
+/// The variant for this problem: forced, tuned (timed once per problem, then remembered
+/// as wisdom: plans made again for the same problem, other weights included, reuse it, and
+/// a wisdom file carries it to later runs), or the default.
 /// `steps` > 1 picks among the temporal-blocking variants for launches of that many steps
 /// (fused_depth() says how deep they fit).
 template <int D, class ExecSpace, class T, class InView, class OutView>
@@ -95,12 +95,14 @@ GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, Ex
     return candidates.front();
   }
 
-  static std::mutex mutex;
-  static std::map<std::string, GenericConfig> tuned;
+  static std::mutex mutex;  // one timing pass at a time
   const std::lock_guard<std::mutex> lock(mutex);
   const std::string key = tuning_key(space, executor, stencil, in, out) + '|' + to_string(boundary) + "|steps " +
                           std::to_string(steps);
-  if (auto it = tuned.find(key); it != tuned.end()) return it->second;
+  // Remembered by this process or loaded from a wisdom file (SparStencil_Wisdom.hpp).
+  if (const std::optional<GenericConfig> known = wise_variant(key)) {
+    if (std::find(candidates.begin(), candidates.end(), *known) != candidates.end()) return *known;
+  }
   // Each candidate: one warm-up launch, then the median of three timed launches under the
   // caller's boundary (some variants cover the rim themselves). The launches write `out`,
   // which the caller's own launch overwrites next.
@@ -127,7 +129,7 @@ GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, Ex
       best         = c;
     }
   }
-  tuned.emplace(key, best);
+  remember_variant(key, best);
   return best;
 }
 

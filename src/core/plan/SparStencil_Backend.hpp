@@ -63,9 +63,9 @@ class BackendModel {
   virtual ~BackendModel() = default;
   /// The name plans, options, reports and the registry use ("generic", "cuda_sptc").
   virtual std::string_view name() const = 0;
-  /// Why the backend cannot run the request (device, precision, dimension, stencil shape),
-  /// or nothing where it can.
-  virtual std::optional<std::string> cannot_run(const PlanRequest& request) const = 0;
+  /// Why the backend cannot run the request (device, precision, dimension, stencil shape,
+  /// the fused weights of `base`: base_plan(request)), or nothing where it can.
+  virtual std::optional<std::string> cannot_run(const PlanRequest& request, const Plan& base) const = 0;
   /// Its plans for the request, built on `base` (the request's fields filled, the stencil
   /// fused) with backend = name(). Candidates whose lower bound cannot beat `to_beat`
   /// seconds may be dropped unplanned (to_beat is infinite where the backend is forced).

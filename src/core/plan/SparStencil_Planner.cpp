@@ -208,7 +208,7 @@ Plan make_plan(const PlanRequest& r, const std::vector<const BackendModel*>& bac
   // Each backend bids against the fastest plan so far (the generic executor, cheap to
   // predict, comes first in the registry), so a backend may drop candidates that cannot win.
   for (const BackendModel* b : ours) {
-    if (const std::optional<std::string> why = b->cannot_run(r)) {
+    if (const std::optional<std::string> why = b->cannot_run(r, base)) {
       if (forced) impl::fail("make_plan", "backend ", b->name(), " cannot run this request: ", *why);
       bids.push_back({std::string(b->name()), {}, 0, Bid::Outcome::cannot_run, *why});
       continue;
