@@ -113,7 +113,8 @@ class Reader {
   }
   /// The object's keys are exactly `keys`.
   void only(const json& object, const std::string& path, std::initializer_list<const char*> keys) const {
-    for (const auto& [key, value] : object.items()) {
+    for (auto it = object.begin(); it != object.end(); ++it) {
+      const std::string& key = it.key();  // (not a structured binding: C++17 lambdas cannot capture one)
       if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
         fail(path.empty() ? key : path + "." + key, "unknown field");
       }
