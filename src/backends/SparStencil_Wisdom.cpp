@@ -97,20 +97,12 @@ Store& store() {
   return s;
 }
 
-/// Reads a wisdom text's fields, every error naming the source and the field's path.
-class Reader {
+/// Reads a wisdom text's fields (JsonFields), every error naming the source and the
+/// field's path.
+class Reader : public impl::JsonFields {
  public:
-  explicit Reader(std::string_view source) : m_source(source) {}
+  explicit Reader(std::string_view source) : JsonFields("load_wisdom: " + std::string(source)) {}
 
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    impl::fail("load_wisdom", m_source, ": field '", path, "': ", what);
-  }
-  const json& member(const json& object, const std::string& path, const char* key) const {
-    if (!object.is_object()) fail(path, "expected an object, found " + impl::json_value_string(object));
-    const auto it = object.find(key);
-    if (it == object.end()) fail(path.empty() ? key : path + "." + key, "missing");
-    return *it;
-  }
   /// The object's keys are exactly `keys`.
   void only(const json& object, const std::string& path, std::initializer_list<const char*> keys) const {
     for (auto it = object.begin(); it != object.end(); ++it) {
@@ -119,28 +111,6 @@ class Reader {
         fail(path.empty() ? key : path + "." + key, "unknown field");
       }
     }
-  }
-  std::string text(const json& j, const std::string& path) const {
-    if (!j.is_string()) fail(path, "found " + impl::json_value_string(j) + " (expected a string)");
-    return j.get<std::string>();
-  }
-  long integer(const json& j, const std::string& path, long lo, long hi) const {
-    const bool fits = j.is_number_integer() &&
-                      (j.is_number_unsigned() ? j.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi)
-                                              : j.get<std::int64_t>() >= lo && j.get<std::int64_t>() <= hi);
-    if (!fits) {
-      fail(path, "found " + impl::json_value_string(j) + " (expected an integer in " + std::to_string(lo) + ".." +
-                     std::to_string(hi) + ")");
-    }
-    return j.is_number_unsigned() ? static_cast<long>(j.get<std::uint64_t>()) : static_cast<long>(j.get<std::int64_t>());
-  }
-  bool boolean(const json& j, const std::string& path) const {
-    if (!j.is_boolean()) fail(path, "found " + impl::json_value_string(j) + " (expected true or false)");
-    return j.get<bool>();
-  }
-  const json& array(const json& j, const std::string& path) const {
-    if (!j.is_array()) fail(path, "found " + impl::json_value_string(j) + " (expected an array)");
-    return j;
   }
   /// `field` of the request at `path` must be `expected` (the plan's own value).
   void agrees(const json& request, const std::string& path, const char* field, const json& expected) const {
@@ -223,8 +193,8 @@ void wisdom_from_json(std::string_view text, std::string_view source) {
     all = json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
     const impl::JsonFault fault = impl::json_fault(text);
-    impl::fail("load_wisdom", source, ": not valid JSON", fault.path.empty() ? "" : " at field '",
-               impl::json_path_string(fault.path), fault.path.empty() ? "" : "'", ": ", e.what());
+    if (fault.path.empty()) impl::fail("load_wisdom", source, ": not valid JSON: ", e.what());
+    impl::fail("load_wisdom", source, ": not valid JSON at field '", impl::json_path_string(fault.path), "': ", e.what());
   }
   const Reader read(source);
   if (!all.is_object()) read.fail("", "the top level must be an object, found " + impl::json_value_string(all));
@@ -243,18 +213,8 @@ void wisdom_from_json(std::string_view text, std::string_view source) {
     const std::string at = "plans[" + std::to_string(i) + "]";
     const json& entry    = plan_entries[i];
     read.only(entry, at, {"request", "plan"});
-    const json& plan_json = read.member(entry, at, "plan");
-    std::shared_ptr<const Plan> plan;
-    try {
-      plan = std::make_shared<const Plan>(plan_from_json(plan_json.dump()));
-    } catch (const std::runtime_error& e) {  // "sparstencil::plan_from_json: field 'x': ..."
-      const std::string what = e.what(), field = "field '";
-      const std::size_t f    = what.find(field);
-      if (f == std::string::npos) read.fail(at + ".plan", what);
-      const std::size_t close = what.find('\'', f + field.size());
-      read.fail(at + ".plan." + what.substr(f + field.size(), close - f - field.size()),
-                close == std::string::npos ? what : what.substr(close + 3));
-    }
+    auto plan = std::make_shared<const Plan>(
+        impl::read_plan(read.member(entry, at, "plan").dump(), read.function(), at + ".plan."));
     plans.emplace_back(read.request_key(read.member(entry, at, "request"), at + ".request", *plan), std::move(plan));
   }
   std::vector<std::pair<std::string, GenericConfig>> variants;

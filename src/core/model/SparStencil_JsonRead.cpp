@@ -1,6 +1,10 @@
 #include "SparStencil_JsonRead.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#include "SparStencil_Error.hpp"
 
 namespace sparstencil::impl {
 namespace {
@@ -102,6 +106,58 @@ std::string json_value_string(const json& value) {
   std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return text;
+}
+
+void JsonFields::fail(const std::string& path, const std::string& what) const {
+  std::string field = m_prefix + path;
+  if (!field.empty() && field.back() == '.') field.pop_back();  // the prefix's own top
+  if (field.empty()) impl::fail(m_function, what);
+  impl::fail(m_function, "field '", field, "': ", what);
+}
+
+const json& JsonFields::member(const json& object, const std::string& path, const char* key) const {
+  const std::string at = path.empty() ? key : path + "." + key;
+  if (!object.is_object()) fail(path, "expected an object, found " + json_value_string(object));
+  const auto it = object.find(key);
+  if (it == object.end()) fail(at, "missing");
+  return *it;
+}
+
+long JsonFields::integer(const json& j, const std::string& path, long lo, long hi) const {
+  const auto range = [&] { return " (expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ")"; };
+  if (!j.is_number_integer()) fail(path, "found " + json_value_string(j) + range());
+  if (j.is_number_unsigned()) {
+    const std::uint64_t u = j.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(hi)) fail(path, "found " + json_value_string(j) + range());
+    return static_cast<long>(u);
+  }
+  const std::int64_t v = j.get<std::int64_t>();
+  if (v < lo || v > hi) fail(path, "found " + json_value_string(j) + range());
+  return static_cast<long>(v);
+}
+
+int JsonFields::int_value(const json& j, const std::string& path) const {
+  return static_cast<int>(integer(j, path, INT_MIN, INT_MAX));
+}
+
+double JsonFields::number(const json& j, const std::string& path) const {
+  if (!j.is_number()) fail(path, "found " + json_value_string(j) + " (expected a number)");
+  return j.get<double>();
+}
+
+std::string JsonFields::text(const json& j, const std::string& path) const {
+  if (!j.is_string()) fail(path, "found " + json_value_string(j) + " (expected a string)");
+  return j.get<std::string>();
+}
+
+bool JsonFields::boolean(const json& j, const std::string& path) const {
+  if (!j.is_boolean()) fail(path, "found " + json_value_string(j) + " (expected true or false)");
+  return j.get<bool>();
+}
+
+const json& JsonFields::array(const json& j, const std::string& path) const {
+  if (!j.is_array()) fail(path, "found " + json_value_string(j) + " (expected an array)");
+  return j;
 }
 
 }  // namespace sparstencil::impl

@@ -214,6 +214,13 @@ Plan plan_from_json(std::string_view json_text);
 /// and the field at fault.
 void verify(const Plan& plan, std::string_view function = "verify");
 
+namespace impl {
+/// plan_from_json and verify for a plan inside a larger document: errors name `function`
+/// and each field after `field_prefix` ("plans[2].plan.": wisdom files).
+Plan read_plan(std::string_view text, std::string_view function, std::string_view field_prefix);
+void verify_plan(const Plan& plan, std::string_view function, std::string_view field_prefix);
+}  // namespace impl
+
 /// Equal in every field (through their JSON form, which is exact).
 bool operator==(const Plan& a, const Plan& b);
 inline bool operator!=(const Plan& a, const Plan& b) { return !(a == b); }

@@ -29,55 +29,12 @@ json scenario_json(const Scenario& sc) {
           {"predicted_speedup", sc.predicted_speedup}};
 }
 
-/// Reads the plan's fields, each checked for its type and its C++ type's range before it
-/// is converted (a JSON-library conversion would throw its own exception or, for integers,
-/// truncate), every error naming the field by its path ("a.values[3]").
-class Reader {
+/// Reads the plan's fields (JsonFields: typed, range-checked, errors naming the field by
+/// its path).
+class Reader : public impl::JsonFields {
  public:
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    impl::fail("plan_from_json", "field '", path, "': ", what);
-  }
+  using JsonFields::JsonFields;
 
-  const json& member(const json& object, const std::string& path, const char* key) const {
-    const std::string at = path.empty() ? key : path + "." + key;
-    if (!object.is_object()) fail(path, "expected an object, found " + json_value_string(object));
-    const auto it = object.find(key);
-    if (it == object.end()) fail(at, "missing");
-    return *it;
-  }
-  long integer(const json& j, const std::string& path, long lo, long hi) const {
-    const auto range = [&] {
-      return " (expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ")";
-    };
-    if (!j.is_number_integer()) fail(path, "found " + json_value_string(j) + range());
-    if (j.is_number_unsigned()) {
-      const std::uint64_t u = j.get<std::uint64_t>();
-      if (u > static_cast<std::uint64_t>(hi)) fail(path, "found " + json_value_string(j) + range());
-      return static_cast<long>(u);
-    }
-    const std::int64_t v = j.get<std::int64_t>();
-    if (v < lo || v > hi) fail(path, "found " + json_value_string(j) + range());
-    return static_cast<long>(v);
-  }
-  int int_value(const json& j, const std::string& path) const {
-    return static_cast<int>(integer(j, path, INT_MIN, INT_MAX));
-  }
-  double number(const json& j, const std::string& path) const {
-    if (!j.is_number()) fail(path, "found " + json_value_string(j) + " (expected a number)");
-    return j.get<double>();
-  }
-  std::string text(const json& j, const std::string& path) const {
-    if (!j.is_string()) fail(path, "found " + json_value_string(j) + " (expected a string)");
-    return j.get<std::string>();
-  }
-  bool boolean(const json& j, const std::string& path) const {
-    if (!j.is_boolean()) fail(path, "found " + json_value_string(j) + " (expected true or false)");
-    return j.get<bool>();
-  }
-  const json& array(const json& j, const std::string& path) const {
-    if (!j.is_array()) fail(path, "found " + json_value_string(j) + " (expected an array)");
-    return j;
-  }
   template <class T>
   std::vector<T> integers(const json& j, const std::string& path, long lo, long hi) const {
     std::vector<T> values;
@@ -135,7 +92,7 @@ class Reader {
 
   Plan plan(const json& j) const {
     if (!j.is_object()) {
-      impl::fail("plan_from_json", "the top level must be a JSON object, found ", json_value_string(j));
+      fail("", "the top level must be a JSON object, found " + json_value_string(j));
     }
     auto at = [&](const char* key) -> const json& { return member(j, "", key); };
     auto name_of = [&](const char* key, auto from_string) {
@@ -291,19 +248,25 @@ std::string to_json(const Plan& p) {
   return j.dump(1, ' ', false, json::error_handler_t::replace);
 }
 
-Plan plan_from_json(std::string_view text) {
+Plan plan_from_json(std::string_view text) { return impl::read_plan(text, "plan_from_json", ""); }
+
+namespace impl {
+
+Plan read_plan(std::string_view text, std::string_view function, std::string_view field_prefix) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {  // a syntax error, or a number beyond a double's range
-    const impl::JsonFault fault = impl::json_fault(text);
-    if (fault.path.empty()) impl::fail("plan_from_json", "not valid JSON: ", e.what());
-    impl::fail("plan_from_json", "not valid JSON at field '", impl::json_path_string(fault.path), "': ", e.what());
+    const JsonFault fault = json_fault(text);
+    if (fault.path.empty()) fail(function, "not valid JSON: ", e.what());
+    fail(function, "not valid JSON at field '", field_prefix, json_path_string(fault.path), "': ", e.what());
   }
-  const Plan plan = Reader().plan(j);
-  verify(plan, "plan_from_json");
+  const Plan plan = Reader(std::string(function), std::string(field_prefix)).plan(j);
+  verify_plan(plan, function, field_prefix);
   return plan;
 }
+
+}  // namespace impl
 
 bool operator==(const Plan& a, const Plan& b) { return to_json(a) == to_json(b); }
 

@@ -34,7 +34,8 @@ std::string shape(const std::vector<int>& v) { return impl::tuple_string(v); }
 
 class Verifier {
  public:
-  Verifier(const Plan& plan, std::string_view function) : p(plan), m_function(function) {}
+  Verifier(const Plan& plan, std::string_view function, std::string_view field_prefix)
+      : p(plan), m_function(function), m_prefix(field_prefix) {}
 
   void run() {
     request();
@@ -48,7 +49,7 @@ class Verifier {
  private:
   template <class... Parts>
   [[noreturn]] void fail(std::string_view field, const Parts&... parts) const {
-    impl::fail(m_function, "field '", field, "': ", parts...);
+    impl::fail(m_function, "field '", m_prefix, field, "': ", parts...);
   }
 
   /// What is computed: names, stencils, grid.
@@ -400,11 +401,17 @@ class Verifier {
   }
 
   const Plan& p;
-  std::string_view m_function;
+  std::string_view m_function, m_prefix;
 };
 
 }  // namespace
 
-void verify(const Plan& plan, std::string_view function) { Verifier(plan, function).run(); }
+void verify(const Plan& plan, std::string_view function) { Verifier(plan, function, "").run(); }
+
+namespace impl {
+void verify_plan(const Plan& plan, std::string_view function, std::string_view field_prefix) {
+  Verifier(plan, function, field_prefix).run();
+}
+}  // namespace impl
 
 }  // namespace sparstencil
