@@ -81,7 +81,7 @@ void host_time_per_call(const char* type, const std::string& backend,
   if (backend == "cuda_sptc") {
     const sparstencil::cuda_sptc::SparseExecutor raw(plan.plan());
     const long strides[2] = {256, 1};
-    const double floor    = submit_us([&] { raw.apply(in.data(), strides, out.data(), strides, Space().cuda_stream()); });
+    const double floor = submit_us([&] { raw.apply(in.data(), strides, out.data(), strides, Space().cuda_stream()); });
     std::printf("%-10s %-6s 256^2 Heat-2D  launch floor (raw executor) %6.2f us\n", backend.c_str(), type, floor);
   }
 #endif
@@ -104,11 +104,12 @@ void launch_floors() {
   const double one_node = submit_us([&] { cudaGraphLaunch(exec, stream); });
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
-  const double kokkos = submit_us([&] {
-    Kokkos::parallel_for("empty", Kokkos::RangePolicy<Space>(Space(), 0, 1), KOKKOS_LAMBDA(int){});
-  });
-  std::printf("launch floors on this machine: empty kernel %.2f us, one-node CUDA graph %.2f us, empty Kokkos "
-              "parallel_for %.2f us\n", raw, one_node, kokkos);
+  const double kokkos = submit_us(
+      [&] { Kokkos::parallel_for("empty", Kokkos::RangePolicy<Space>(Space(), 0, 1), KOKKOS_LAMBDA(int){}); });
+  std::printf(
+      "launch floors on this machine: empty kernel %.2f us, one-node CUDA graph %.2f us, empty Kokkos "
+      "parallel_for %.2f us\n",
+      raw, one_node, kokkos);
 }
 #endif
 
@@ -155,16 +156,17 @@ void iterate_wall_time(const char* stencil_name, int fusion, bool graphs) {
     wall.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count() / 1000);
   }
   // The device time of one launch of the depth iterate ran, per original step.
-  const int t = report.steps_per_launch;
+  const int t                 = report.steps_per_launch;
   sparstencil::Options single = options;
   single.fusion               = t;
   sparstencil::StencilPlan depth_plan(Space(), stencil, a, b, single);
   const double device = device_us_per_launch([&] { depth_plan.iterate(a, b, t); }) / t;
   const double w      = median(wall);
-  std::printf("iterate    half   512^2 %-9s fusion %-4s %d a launch, graphs %-3s: wall %6.2f us/step, device "
-              "%6.2f us/step, ratio %.2f (%s)\n",
-              stencil_name, fusion == 0 ? "auto" : std::to_string(fusion).c_str(), t, graphs ? "on" : "off", w,
-              device, w / device, report.executor.c_str());
+  std::printf(
+      "iterate    half   512^2 %-9s fusion %-4s %d a launch, graphs %-3s: wall %6.2f us/step, device "
+      "%6.2f us/step, ratio %.2f (%s)\n",
+      stencil_name, fusion == 0 ? "auto" : std::to_string(fusion).c_str(), t, graphs ? "on" : "off", w, device,
+      w / device, report.executor.c_str());
 }
 #endif
 

@@ -59,8 +59,8 @@ double fma_peak(bool small, int repeats) {
   FmaChains<T> kernel{Kokkos::View<T*, Space::memory_space>("fma sums", threads), T(0.999), T(1e-4), iterations};
   const double seconds = seconds_per_launch(
       [&](int) {
-        Kokkos::parallel_for("sparstencil::bench::fma_chains", Kokkos::RangePolicy<Space, Kokkos::IndexType<long>>(0, threads),
-                             kernel);
+        Kokkos::parallel_for("sparstencil::bench::fma_chains",
+                             Kokkos::RangePolicy<Space, Kokkos::IndexType<long>>(0, threads), kernel);
       },
       3, repeats);
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), kernel.out);
@@ -106,7 +106,7 @@ double run_box(int r, long n, int launches, int repeats, double peak, const char
   plan.apply(in, out);  // autotuned on the first call
   Kokkos::fence();
   const double seconds = seconds_per_launch([&](int) { plan.apply(in, out); }, launches, repeats);
-  double points = 1;
+  double points        = 1;
   for (int a = 0; a < D; ++a) points *= static_cast<double>(n);
   const double rate = points / seconds;
   const double fmas = rate * static_cast<double>(stencil.terms().size());
@@ -119,7 +119,8 @@ double run_box(int r, long n, int launches, int repeats, double peak, const char
   if (result) {
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
     result->assign(host.span(), 0.0);
-    for (std::size_t i = 0; i < host.span(); ++i) (*result)[i] = static_cast<double>(static_cast<float>(host.data()[i]));
+    for (std::size_t i = 0; i < host.span(); ++i)
+      (*result)[i] = static_cast<double>(static_cast<float>(host.data()[i]));
   }
   return rate / 1e9;
 }
@@ -136,7 +137,7 @@ void dense_against_generic(int r, long n, int launches, int repeats, const char*
   std::vector<double> from_generic, from_dense;
   const double generic = run_box<T, D>(r, n, launches, repeats, 0, type, "generic", &from_generic);
   const double dense   = run_box<T, D>(r, n, launches, repeats, 0, type, "dense", &from_dense, floats);
-  double most = 0;
+  double most          = 0;
   for (std::size_t i = 0; i < from_dense.size(); ++i) most = std::max(most, std::fabs(from_dense[i] - from_generic[i]));
   const double bound = std::is_same_v<T, double> ? 0x1p-40 : floats == sparstencil::Precision::bf16 ? 0x1p-6 : 0x1p-9;
   std::printf("%-6s radius %d box %ld^%d: dense / generic = %.2f, max |dense - generic| %.3g (bound %.3g): %s\n", type,

@@ -5,11 +5,10 @@
 //   mpirun -np 2 sparstencil_bench_distributed [--stencil heat2d] [--precision float]
 //       [--n 8192] [--steps 200] [--fusion 1] [--boundary fixed_rim] [--backend generic]
 //       [--repeats 5] [--staged] [--check] [--plain]
-// Each rank holds an n^D block (2-D or 3-D presets, half or float) (the global grid is ranks*n along axis 0, n along the
-// others); --backend auto lets the planner choose; --staged turns peer copies between the
-// GPUs of a host off (DistributedOptions::peer_copies); --plain times the library's plain
-// StencilPlan on one contiguous grid of the global extents instead (one rank: the rate a
-// single-GPU user gets, beside the distributed plan's on the same block).
+// Each rank holds an n^D block (2-D or 3-D presets, half or float) (the global grid is ranks*n along axis 0, n along
+// the others); --backend auto lets the planner choose; --staged turns peer copies between the GPUs of a host off
+// (DistributedOptions::peer_copies); --plain times the library's plain StencilPlan on one contiguous grid of the global
+// extents instead (one rank: the rate a single-GPU user gets, beside the distributed plan's on the same block).
 #include <SparStencil.hpp>
 #include <SparStencil_Distributed.hpp>
 
@@ -58,7 +57,8 @@ Arguments parse(int argc, char* argv[]) {
     else if (flag == "--backend") a.backend = value == "auto" ? "" : value;
     else throw std::runtime_error("bench_distributed: unknown option '" + flag + "'");
   }
-  if (a.n < 16 || a.steps < 1 || a.fusion < 1 || a.repeats < 1) throw std::runtime_error("bench_distributed: bad value");
+  if (a.n < 16 || a.steps < 1 || a.fusion < 1 || a.repeats < 1)
+    throw std::runtime_error("bench_distributed: bad value");
   return a;
 }
 
@@ -75,7 +75,7 @@ KOKKOS_INLINE_FUNCTION double start_value(long index) {
 /// extents) with start_value of their global index.
 template <int D, class View>
 void fill(const View& box, const std::array<long, D>& origin, const std::array<long, D>& global) {
-  using T = typename View::non_const_value_type;
+  using T          = typename View::non_const_value_type;
   const long total = static_cast<long>(box.size());
   Kokkos::Array<long, 3> size{}, at{}, extent{};
   for (int k = 0; k < D; ++k) size[k] = static_cast<long>(box.extent(k)), at[k] = origin[k], extent[k] = global[k];
@@ -175,18 +175,19 @@ int run(const Arguments& args, const sparstencil::Stencil<D>& stencil) {
       Options same = options;  // the executor the ranks ran (the planner may choose another for one domain)
       same.backend = report.executor;
       const RunReport single_report = sparstencil::iterate(stencil, x, y, args.steps, same);
-      auto single = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
-      long differing = 0;
-      double largest = 0;
+      auto single                   = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+      long differing                = 0;
+      double largest                = 0;
       for (std::size_t i = 0; i < single.size(); ++i) {
         if (std::memcmp(single.data() + i, gathered.data() + i, sizeof(T)) == 0) continue;
         ++differing;
         largest = std::max(largest, std::abs(static_cast<double>(single.data()[i]) - double(gathered.data()[i])));
       }
-      std::printf("check: %s; executors %s (ranks) and %s (one domain): %ld of %zu points differ from one domain "
-                  "(largest difference %.3g): %s\n",
-                  what.c_str(), report.executor.c_str(), single_report.executor.c_str(), differing, single.size(),
-                  largest, differing == 0 ? "PASS" : "FAIL");
+      std::printf(
+          "check: %s; executors %s (ranks) and %s (one domain): %ld of %zu points differ from one domain "
+          "(largest difference %.3g): %s\n",
+          what.c_str(), report.executor.c_str(), single_report.executor.c_str(), differing, single.size(), largest,
+          differing == 0 ? "PASS" : "FAIL");
       return differing == 0 ? 0 : 2;
     }
     return 0;

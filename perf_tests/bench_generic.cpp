@@ -4,9 +4,9 @@
 // paper sizes (the papers' problem sizes): 1D 10,240,000 points, 2D 10240 x 10240, 3D 512^3;
 // small sizes fit a CPU run in seconds. Default: paper on GPU execution spaces, small on host.
 // Inputs are random (never zeros); the first step (which tunes the kernel on large grids) is
-// a warm-up; each sample times 10 steps of iterate with one fence (manual time); counters: GStencil/s (points / median step time / 1e9), the
-// bytes each point moves (one read, one write), and against the device-to-device copy
-// measured in the same run (Copy/<type>, 2-D size): the single-step roofline and its %.
+// a warm-up; each sample times 10 steps of iterate with one fence (manual time); counters: GStencil/s (points / median
+// step time / 1e9), the bytes each point moves (one read, one write), and against the device-to-device copy measured in
+// the same run (Copy/<type>, 2-D size): the single-step roofline and its %.
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
 #include <benchmark/benchmark.h>
@@ -81,21 +81,21 @@ void run_copy(benchmark::State& state) {
   }
   std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
   copy_bytes_per_second<T> = 2.0 * in.span() * sizeof(T) / seconds[seconds.size() / 2];
-  state.counters["TB/s"] = copy_bytes_per_second<T> / 1e12;
+  state.counters["TB/s"]   = copy_bytes_per_second<T> / 1e12;
   state.SetLabel(Kokkos::DefaultExecutionSpace::name());
 }
 
 template <class T, int D>
 void run_generic(benchmark::State& state, const sparstencil::Stencil<D>& stencil) {
-  using View    = sparstencil::GridView<T, D>;
-  const auto e  = extents<D>();
+  using View   = sparstencil::GridView<T, D>;
+  const auto e = extents<D>();
   View a = sparstencil::make_view<View>("a", e), b = sparstencil::make_view<View>("b", e);
   Kokkos::Random_XorShift64_Pool<> pool(12345);
   Kokkos::fill_random(a, pool, T(0.25), T(1.0));
   Kokkos::fill_random(b, pool, T(0.25), T(1.0));
   sparstencil::Options options;
-  options.boundary = sparstencil::Boundary::periodic;
-  options.backend  = "generic";
+  options.boundary        = sparstencil::Boundary::periodic;
+  options.backend         = "generic";
   options.generic_variant = forced_variant;
   // Warm-up; on a large grid this first step also runs the autotuning pass.
   sparstencil::RunReport report;
@@ -122,11 +122,11 @@ void run_generic(benchmark::State& state, const sparstencil::Stencil<D>& stencil
   // Median step time, so one slow outlier does not move the figure.
   state.counters["GStencil/s"]  = points / seconds[seconds.size() / 2] / 1e9;
   state.counters["bytes/point"] = 2.0 * sizeof(T);
-  if (copy_bytes_per_second<T> > 0) {
+  if (copy_bytes_per_second < T >> 0) {
     // Single-step roofline: every point read once and written once at copy bandwidth.
-    const double roofline = copy_bytes_per_second<T> / (2.0 * sizeof(T)) / 1e9;
+    const double roofline                 = copy_bytes_per_second<T> / (2.0 * sizeof(T)) / 1e9;
     state.counters["roofline GStencil/s"] = roofline;
-    state.counters["% roofline"] = 100.0 * state.counters["GStencil/s"] / roofline;
+    state.counters["% roofline"]          = 100.0 * state.counters["GStencil/s"] / roofline;
   }
   state.SetLabel(std::string(Kokkos::DefaultExecutionSpace::name()) + " generic: " + report.variant);
 }
@@ -196,8 +196,8 @@ void run_loop(benchmark::State& state, const sparstencil::Stencil<D>& stencil) {
   }
   std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
   state.counters["GStencil/s"] = points / seconds[seconds.size() / 2] / 1e9;
-  if (copy_bytes_per_second<T> > 0) {
-    const double roofline = copy_bytes_per_second<T> / (2.0 * sizeof(T)) / 1e9;
+  if (copy_bytes_per_second < T >> 0) {
+    const double roofline        = copy_bytes_per_second<T> / (2.0 * sizeof(T)) / 1e9;
     state.counters["% roofline"] = 100.0 * state.counters["GStencil/s"] / roofline;
   }
   state.SetLabel("plain MDRangePolicy loop, interior points");
@@ -218,16 +218,20 @@ void register_loop(const std::string& label, const sparstencil::Stencil<D>& s) {
 template <class T>
 void register_all(const char* type_name) {
   benchmark::RegisterBenchmark((std::string("Copy/") + type_name).c_str(), run_copy<T>)
-      ->UseManualTime()->Unit(benchmark::kMillisecond);
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
   for (const sparstencil::AnyStencil& preset : sparstencil::presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      const std::string label = s.name() + "/" + type_name;
-      benchmark::RegisterBenchmark(label.c_str(), [s](benchmark::State& st) {
-        run_generic<T, std::decay_t<decltype(s)>::rank>(st, s);
-      })->UseManualTime()->Unit(benchmark::kMillisecond);
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      if constexpr (D >= 2) register_loop<T, D, 5, 7, 9, 13, 25, 27, 49, 125, 225>("Loop/" + label, s);
-    }, preset);
+    std::visit(
+        [&](const auto& s) {
+          const std::string label = s.name() + "/" + type_name;
+          benchmark::RegisterBenchmark(
+              label.c_str(), [s](benchmark::State& st) { run_generic<T, std::decay_t<decltype(s)>::rank>(st, s); })
+              ->UseManualTime()
+              ->Unit(benchmark::kMillisecond);
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          if constexpr (D >= 2) register_loop<T, D, 5, 7, 9, 13, 25, 27, 49, 125, 225>("Loop/" + label, s);
+        },
+        preset);
   }
 }
 

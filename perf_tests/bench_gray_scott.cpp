@@ -51,33 +51,36 @@ void fill(const Field& f, std::uint64_t seed, float lo, float hi) {
 
 void copy_fields(const Field& a, const Field& b, const Field& c, const Field& d) {
   const long m = static_cast<long>(a.extent(1));
-  Kokkos::parallel_for("copy", Points(0, m * static_cast<long>(a.extent(0))), KOKKOS_LAMBDA(long k) {
-    const int i = static_cast<int>(k / m), j = static_cast<int>(k - i * m);
-    c(i, j)     = a(i, j);
-    d(i, j)     = b(i, j);
-  });
+  Kokkos::parallel_for(
+      "copy", Points(0, m * static_cast<long>(a.extent(0))), KOKKOS_LAMBDA(long k) {
+        const int i = static_cast<int>(k / m), j = static_cast<int>(k - i * m);
+        c(i, j) = a(i, j);
+        d(i, j) = b(i, j);
+      });
 }
 
 // What a user writes without the library: a Laplacian kernel per field (zero gradient:
 // the neighbour past a wall is the point itself), then the update.
 void laplacian_of(const Field& f, const Field& out) {
   const int n = static_cast<int>(f.extent(0)), m = static_cast<int>(f.extent(1));
-  Kokkos::parallel_for("laplacian", Points(0, static_cast<long>(n) * m), KOKKOS_LAMBDA(long k) {
-    const int i = static_cast<int>(k / m), j = static_cast<int>(k - static_cast<long>(i) * m);
-    const int im = i > 0 ? i - 1 : 0, ip = i < n - 1 ? i + 1 : n - 1;
-    const int jm = j > 0 ? j - 1 : 0, jp = j < m - 1 ? j + 1 : m - 1;
-    out(i, j) = f(im, j) + f(ip, j) + f(i, jm) + f(i, jp) - 4.0f * f(i, j);
-  });
+  Kokkos::parallel_for(
+      "laplacian", Points(0, static_cast<long>(n) * m), KOKKOS_LAMBDA(long k) {
+        const int i = static_cast<int>(k / m), j = static_cast<int>(k - static_cast<long>(i) * m);
+        const int im = i > 0 ? i - 1 : 0, ip = i < n - 1 ? i + 1 : n - 1;
+        const int jm = j > 0 ? j - 1 : 0, jp = j < m - 1 ? j + 1 : m - 1;
+        out(i, j) = f(im, j) + f(ip, j) + f(i, jm) + f(i, jp) - 4.0f * f(i, j);
+      });
 }
 
 void reaction(const Field& lap_u, const Field& lap_v, const Field& a, const Field& b, const Field& c, const Field& d) {
   const long m = static_cast<long>(a.extent(1));
-  Kokkos::parallel_for("reaction", Points(0, m * static_cast<long>(a.extent(0))), KOKKOS_LAMBDA(long k) {
-    const int i = static_cast<int>(k / m), j = static_cast<int>(k - i * m);
-    const auto o = Reaction{}({lap_u(i, j), lap_v(i, j)}, {a(i, j), b(i, j)});
-    c(i, j)      = o[0];
-    d(i, j)      = o[1];
-  });
+  Kokkos::parallel_for(
+      "reaction", Points(0, m * static_cast<long>(a.extent(0))), KOKKOS_LAMBDA(long k) {
+        const int i = static_cast<int>(k / m), j = static_cast<int>(k - i * m);
+        const auto o = Reaction{}({lap_u(i, j), lap_v(i, j)}, {a(i, j), b(i, j)});
+        c(i, j)      = o[0];
+        d(i, j)      = o[1];
+      });
 }
 
 int run(int n, int launches, int repeats, int stream_rows) {
@@ -97,8 +100,9 @@ int run(int n, int launches, int repeats, int stream_rows) {
 
   sparstencil::Stencil<2> laplacian({{{0, 0}, -4.0}, {{-1, 0}, 1.0}, {{1, 0}, 1.0}, {{0, -1}, 1.0}, {{0, 1}, 1.0}},
                                     "laplacian");
-  sparstencil::FieldUpdate<2, 2, float> update({sparstencil::StencilOn<2>(laplacian, 0), sparstencil::StencilOn<2>(laplacian, 1)},
-                                               sparstencil::FaceConditions<2>(sparstencil::FaceCondition::neumann()));
+  sparstencil::FieldUpdate<2, 2, float> update(
+      {sparstencil::StencilOn<2>(laplacian, 0), sparstencil::StencilOn<2>(laplacian, 1)},
+      sparstencil::FaceConditions<2>(sparstencil::FaceCondition::neumann()));
   update.stream_rows(stream_rows);
   const auto fused = [&](int k) {
     if (k % 2) update.run(Space(), sparstencil::fields(u2, v2), sparstencil::fields(u, v), Reaction{});
@@ -125,13 +129,14 @@ int run(int n, int launches, int repeats, int stream_rows) {
   const double t_kernel_copy = seconds_per_launch(copy, launches, repeats);
   const double t_deep_copy   = seconds_per_launch(deep_copy, launches, repeats);
   const double t_copy        = std::min(t_kernel_copy, t_deep_copy);  // the faster copy is the roofline
-  const double t_fused = seconds_per_launch(fused, launches, repeats);
-  const double t_plain = seconds_per_launch(straightforward, launches, repeats);
-  const double copy_gbs = 16 * points / t_copy / 1e9;
-  std::printf("gray-scott float %d^2, %s, %d launches x %d repeats (median), stream rows %d\n", n, Space::name(), launches,
-              repeats, stream_rows);
-  std::printf("  copy of both fields     %9.3f ms  %7.1f GB/s (16 bytes a point; parallel_for %.1f, deep_copy %.1f GB/s)\n",
-              t_copy * 1e3, copy_gbs, 16 * points / t_kernel_copy / 1e9, 16 * points / t_deep_copy / 1e9);
+  const double t_fused       = seconds_per_launch(fused, launches, repeats);
+  const double t_plain       = seconds_per_launch(straightforward, launches, repeats);
+  const double copy_gbs      = 16 * points / t_copy / 1e9;
+  std::printf("gray-scott float %d^2, %s, %d launches x %d repeats (median), stream rows %d\n", n, Space::name(),
+              launches, repeats, stream_rows);
+  std::printf(
+      "  copy of both fields     %9.3f ms  %7.1f GB/s (16 bytes a point; parallel_for %.1f, deep_copy %.1f GB/s)\n",
+      t_copy * 1e3, copy_gbs, 16 * points / t_kernel_copy / 1e9, 16 * points / t_deep_copy / 1e9);
   std::printf("  fused FieldUpdate       %9.3f ms  %7.1f GB/s  %5.1f%% of the copy  %7.2f Gpoints/s\n", t_fused * 1e3,
               16 * points / t_fused / 1e9, 100 * t_copy / t_fused, points / t_fused / 1e9);
   std::printf("  straightforward Kokkos  %9.3f ms  %7.1f GB/s  (3 parallel_for, 40 bytes a point)\n", t_plain * 1e3,
@@ -158,7 +163,8 @@ int main(int argc, char* argv[]) {
       else if (flag == "--stream-rows") stream_rows = value;
       else throw std::runtime_error("bench_gray_scott: unknown option '" + flag + "'");
     }
-    if (n < 8 || launches < 1 || repeats < 1) throw std::runtime_error("bench_gray_scott: --n >= 8, --launches and --repeats >= 1");
+    if (n < 8 || launches < 1 || repeats < 1)
+      throw std::runtime_error("bench_gray_scott: --n >= 8, --launches and --repeats >= 1");
     return run(n, launches, repeats, stream_rows);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

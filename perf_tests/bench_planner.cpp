@@ -82,7 +82,8 @@ void plan(benchmark::State& state, const sparstencil::PlanRequest& request, cons
 int fusion_sweep(const std::vector<std::pair<std::string, sparstencil::AnyStencil>>& stencils) {
   using namespace sparstencil;
   std::vector<std::pair<std::string, AnyStencil>> all = stencils;
-  for (int r = 1; r <= 4; ++r) all.emplace_back("box3d:r=" + std::to_string(r), parse_stencil("box3d:r=" + std::to_string(r)));
+  for (int r = 1; r <= 4; ++r)
+    all.emplace_back("box3d:r=" + std::to_string(r), parse_stencil("box3d:r=" + std::to_string(r)));
   for (int r = 1; r <= 8; ++r) {
     for (const char* kind : {"star2d", "star3d"}) {
       const std::string text = std::string(kind) + ":r=" + std::to_string(r);
@@ -97,13 +98,13 @@ int fusion_sweep(const std::vector<std::pair<std::string, sparstencil::AnyStenci
     for (int depth = 1; depth <= 8; ++depth) {
       for (Precision precision : {Precision::f16, Precision::f64}) {
         for (Boundary boundary : {Boundary::periodic, Boundary::fixed_rim}) {
-          PlanRequest r = request_for(stencil);
-          r.device      = "h200";
-          r.steps       = depth;
-          r.precision   = precision;
-          r.boundary    = boundary;
-          heap_peak     = heap_now.load();
-          const long before   = heap_now.load();
+          PlanRequest r            = request_for(stencil);
+          r.device                 = "h200";
+          r.steps                  = depth;
+          r.precision              = precision;
+          r.boundary               = boundary;
+          heap_peak                = heap_now.load();
+          const long before        = heap_now.load();
           const std::clock_t start = std::clock();
           try {
             benchmark::DoNotOptimize(make_plan(r));
@@ -114,7 +115,8 @@ int fusion_sweep(const std::vector<std::pair<std::string, sparstencil::AnyStenci
           const double seconds = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
           const double mb      = static_cast<double>(heap_peak.load() - before) / (1024.0 * 1024.0);
           total_seconds += seconds;
-          const std::string at = name + " x" + std::to_string(depth) + " " + to_string(precision) + " " + to_string(boundary);
+          const std::string at =
+              name + " x" + std::to_string(depth) + " " + to_string(precision) + " " + to_string(boundary);
           if (seconds > worst_seconds) worst_seconds = seconds, worst_time_case = at;
           if (mb > worst_mb) worst_mb = mb, worst_memory_case = at;
           stencil_worst = std::max(stencil_worst, seconds);
@@ -146,7 +148,7 @@ int first_call() {
     r.precision = Precision::f32;
     forget_wisdom();
     std::clock_t start = std::clock();
-    int planned = 0;
+    int planned        = 0;
     for (int depth = 1; depth <= 8; ++depth) {
       r.steps = depth;
       try {
@@ -155,13 +157,13 @@ int first_call() {
       } catch (const std::runtime_error&) {  // past the supported radius
       }
     }
-    const double planning = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+    const double planning   = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
     const std::string saved = wisdom_to_json();
     forget_wisdom();
     start = std::clock();
     wisdom_from_json(saved);  // every plan verified
-    std::printf("  %-12s %d depths planned: %.3f s CPU; loading them as wisdom (%.1f MB): %.3f s CPU\n", text,
-                planned, planning, static_cast<double>(saved.size()) / (1024.0 * 1024.0),
+    std::printf("  %-12s %d depths planned: %.3f s CPU; loading them as wisdom (%.1f MB): %.3f s CPU\n", text, planned,
+                planning, static_cast<double>(saved.size()) / (1024.0 * 1024.0),
                 static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC);
   }
   forget_wisdom();
@@ -211,7 +213,8 @@ int main(int argc, char* argv[]) {
   }
   std::vector<std::pair<std::string, sparstencil::AnyStencil>> all;
   for (const auto& s : sparstencil::presets::standard_set()) all.emplace_back(sparstencil::name(s), s);
-  for (const auto& e : sparstencil::load_catalogue(sparstencil::reference_catalogue_path())) all.emplace_back(e.name, e.stencil);
+  for (const auto& e : sparstencil::load_catalogue(sparstencil::reference_catalogue_path()))
+    all.emplace_back(e.name, e.stencil);
   if (argc > 1 && std::strcmp(argv[1], "--fusion-sweep") == 0) return fusion_sweep(all);
   for (const auto& [name, stencil] : all) {
     const auto request = request_for(stencil);

@@ -44,7 +44,7 @@ namespace {
 
 using namespace sparstencil;
 
-bool paper_sizes = true;
+bool paper_sizes         = true;
 std::string model_device = "h100";  ///< the description the model column predicts for: the device's
 constexpr int warmup = 5, repeats = 30;
 
@@ -52,7 +52,8 @@ enum class Element { f16, bf16, f32 };
 
 /// Values in [0.25, 1) with random sign from a hash of the index: never zero.
 __global__ void fill_random(void* data, long n, Element kind, unsigned seed) {
-  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * static_cast<long>(blockDim.x)) {
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n;
+       i += gridDim.x * static_cast<long>(blockDim.x)) {
     unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
     h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
     const float v = (0.25f + 0.75f * (h & 0xFFFFFF) / 16777216.0f) * ((h >> 31) ? -1.0f : 1.0f);
@@ -131,39 +132,44 @@ std::vector<Row> rows;
 void run_case(const AnyStencil& stencil, Precision precision, int steps, const std::vector<int>& tile,
               double copy_bytes_per_s, Pairing pairing = Pairing::best, Boundary boundary = Boundary::periodic) {
   PlanRequest r;
-  r.pairing   = pairing;
-  r.stencil   = stencil;
-  r.grid      = case_grid(dimension(stencil));
-  r.precision = precision;
-  r.steps     = steps;
-  r.boundary  = boundary;
-  r.backends = {"cuda_sptc"};
-  r.device    = model_device;
+  r.pairing       = pairing;
+  r.stencil       = stencil;
+  r.grid          = case_grid(dimension(stencil));
+  r.precision     = precision;
+  r.steps         = steps;
+  r.boundary      = boundary;
+  r.backends      = {"cuda_sptc"};
+  r.device        = model_device;
   const Plan plan = tile.empty() ? make_plan(r) : cuda_sptc::make_sparse_plan(r, tile);
   const cuda_sptc::SparseExecutor executor(plan);
   long n = 1;
   for (long e : plan.grid) n *= e;
   const int bytes = storage_bytes(precision);
-  Buffers b(n, precision == Precision::tf32 ? Element::f32 : precision == Precision::bf16 ? Element::bf16 : Element::f16);
+  Buffers b(n, precision == Precision::tf32   ? Element::f32
+               : precision == Precision::bf16 ? Element::bf16
+                                              : Element::f16);
   const double s = median_seconds([&](int i) { executor.apply(b.grids[i % 3], b.grids[(i + 1) % 3]); });
   Row row;
-  row.stencil   = name(stencil);
-  row.precision = to_string(precision);
-  row.boundary  = to_string(boundary);
-  row.steps     = steps;
-  row.tile      = impl::tuple_string(plan.tile);
-  row.variant   = executor.describe();
-  row.ms        = s * 1e3;
-  row.gstencils = static_cast<double>(n) * steps / s / 1e9;
-  row.roofline  = copy_bytes_per_s / (2.0 * bytes) / 1e9;
+  row.stencil             = name(stencil);
+  row.precision           = to_string(precision);
+  row.boundary            = to_string(boundary);
+  row.steps               = steps;
+  row.tile                = impl::tuple_string(plan.tile);
+  row.variant             = executor.describe();
+  row.ms                  = s * 1e3;
+  row.gstencils           = static_cast<double>(n) * steps / s / 1e9;
+  row.roofline            = copy_bytes_per_s / (2.0 * bytes) / 1e9;
   row.predicted_gstencils = plan.predicted.gstencils;
   row.predicted_seconds   = plan.predicted.seconds;
-  row.pairing             = pairing == Pairing::parity_split ? "parity_split" : pairing == Pairing::interleaved ? "interleaved" : "best";
+  row.pairing             = pairing == Pairing::parity_split  ? "parity_split"
+                            : pairing == Pairing::interleaved ? "interleaved"
+                                                              : "best";
   row.terms               = cuda_sptc::sparse_cost_terms(plan);
   rows.push_back(row);
   std::printf("%-12s %-5s t=%d %-9s tile %-10s %9.3f ms %8.1f GStencil/s  roofline %6.1f  %5.1f%%  model %7.1f  [%s]\n",
-              row.stencil.c_str(), row.precision.c_str(), steps, row.boundary.c_str(), row.tile.c_str(), row.ms, row.gstencils,
-              row.roofline, 100.0 * row.gstencils / row.roofline, row.predicted_gstencils, row.variant.c_str());
+              row.stencil.c_str(), row.precision.c_str(), steps, row.boundary.c_str(), row.tile.c_str(), row.ms,
+              row.gstencils, row.roofline, 100.0 * row.gstencils / row.roofline, row.predicted_gstencils,
+              row.variant.c_str());
   std::fflush(stdout);
 }
 
@@ -199,8 +205,8 @@ int main(int argc, char** argv) {
   }
   const auto info = cuda_sptc::device_info(0);
   model_device    = cuda_device_name(info.major, info.name);
-  std::printf("device: %s (%d SMs, model: %s), sizes: %s\n", info.name.c_str(), info.multiprocessors, model_device.c_str(),
-              paper_sizes ? "paper" : "small");
+  std::printf("device: %s (%d SMs, model: %s), sizes: %s\n", info.name.c_str(), info.multiprocessors,
+              model_device.c_str(), paper_sizes ? "paper" : "small");
   const double copy16 = copy_bandwidth(2), copy32 = copy_bandwidth(4);
   std::printf("copy roofline: 16-bit %.3f TB/s, 32-bit %.3f TB/s (read + write)\n", copy16 / 1e12, copy32 / 1e12);
   auto wanted = [&](const AnyStencil& s) { return filter.empty() || name(s).find(filter) != std::string::npos; };
@@ -214,7 +220,8 @@ int main(int argc, char** argv) {
     run_case(s, Precision::f16, 1, {}, copy16);
     for (Boundary wall : {Boundary::interior, Boundary::fixed_rim}) {
       for (int steps : {1, 3}) {
-        if (walls && (steps == 1 || name(s) != "box2d:r=7")) run_case(s, Precision::f16, steps, {}, copy16, Pairing::best, wall);
+        if (walls && (steps == 1 || name(s) != "box2d:r=7"))
+          run_case(s, Precision::f16, steps, {}, copy16, Pairing::best, wall);
       }
     }
     for (Pairing form : {Pairing::parity_split, Pairing::interleaved}) {
@@ -231,7 +238,8 @@ int main(int argc, char** argv) {
       for (Boundary wall : {Boundary::periodic, Boundary::fixed_rim}) {
         if (steps == 3 && wall == Boundary::periodic) continue;  // above
         std::vector<std::pair<std::vector<int>, Pairing>> forms{{{}, Pairing::best}};
-        if (row_runs && wall == Boundary::periodic) forms.insert(forms.end(), {{row_tile, Pairing::parity_split}, {row_tile, Pairing::interleaved}});
+        if (row_runs && wall == Boundary::periodic)
+          forms.insert(forms.end(), {{row_tile, Pairing::parity_split}, {row_tile, Pairing::interleaved}});
         for (const auto& [tile, form] : forms) {
           try {
             run_case(s, Precision::f16, steps, tile, copy16, form, wall);
@@ -242,8 +250,10 @@ int main(int argc, char** argv) {
       }
     }
     if (all_tiles) {
-      const auto radius = std::visit([](const auto& st) { return std::vector<int>(st.radius().begin(), st.radius().end()); }, s);
-      for (const auto& tile : cuda_sptc::candidate_tiles(dimension(s), radius)) run_case(s, Precision::f16, 1, tile, copy16);
+      const auto radius =
+          std::visit([](const auto& st) { return std::vector<int>(st.radius().begin(), st.radius().end()); }, s);
+      for (const auto& tile : cuda_sptc::candidate_tiles(dimension(s), radius))
+        run_case(s, Precision::f16, 1, tile, copy16);
     }
   }
   if (!json_path.empty()) {
@@ -251,26 +261,26 @@ int main(int argc, char** argv) {
     out << std::boolalpha;
     out.precision(10);
     const DeviceDescription& d = device_description(model_device);
-    out << "{\"device\": \"" << info.name << "\", \"copy_tbs_16\": " << copy16 / 1e12 << ", \"copy_tbs_32\": "
-        << copy32 / 1e12 << ", \"model_device\": {\"name\": \"" << d.name << "\", \"multiprocessors\": " << d.multiprocessors
-        << ", \"clock_ghz\": " << d.clock_ghz << ", \"memory_bytes_per_s\": " << d.memory_bytes_per_s
-        << ", \"shared_bytes_per_s\": " << d.shared_bytes_per_s << ", \"launch_seconds\": " << d.launch_seconds
-        << "}, \"runs\": [\n";
+    out << "{\"device\": \"" << info.name << "\", \"copy_tbs_16\": " << copy16 / 1e12
+        << ", \"copy_tbs_32\": " << copy32 / 1e12 << ", \"model_device\": {\"name\": \"" << d.name
+        << "\", \"multiprocessors\": " << d.multiprocessors << ", \"clock_ghz\": " << d.clock_ghz
+        << ", \"memory_bytes_per_s\": " << d.memory_bytes_per_s << ", \"shared_bytes_per_s\": " << d.shared_bytes_per_s
+        << ", \"launch_seconds\": " << d.launch_seconds << "}, \"runs\": [\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      const Row& r                     = rows[i];
+      const Row& r                        = rows[i];
       const cuda_sptc::SparseCostTerms& t = r.terms;
-      out << "  {\"stencil\": \"" << r.stencil << "\", \"precision\": \"" << r.precision << "\", \"boundary\": \"" << r.boundary
-          << "\", \"steps\": " << r.steps
-          << ", \"tile\": \"" << r.tile << "\", \"ms\": " << r.ms << ", \"gstencils\": " << r.gstencils
-          << ", \"roofline\": " << r.roofline << ", \"model_gstencils\": " << r.predicted_gstencils
-          << ", \"model_seconds\": " << r.predicted_seconds << ", \"pairing\": \"" << r.pairing << "\""
-          << ", \"variant\": \"" << r.variant << "\", \"model_terms\": {\"loop\": \"" << t.loop << "\", \"dims\": " << t.dims
-          << ", \"tf32\": " << t.tf32 << ", \"interleaved\": " << t.interleaved << ", \"points\": " << t.points
-          << ", \"steps\": " << t.steps << ", \"terms\": " << t.terms << ", \"groups\": " << t.groups
-          << ", \"chunks\": " << t.chunks << ", \"resident_warps\": " << t.resident_warps
-          << ", \"tensor_seconds\": " << t.tensor_seconds << ", \"memory_bytes\": " << t.memory_bytes
-          << ", \"shared_bytes\": " << t.shared_bytes << ", \"wall_point_steps\": " << t.wall_point_steps << "}}"
-          << (i + 1 < rows.size() ? ",\n" : "\n");
+      out << "  {\"stencil\": \"" << r.stencil << "\", \"precision\": \"" << r.precision << "\", \"boundary\": \""
+          << r.boundary << "\", \"steps\": " << r.steps << ", \"tile\": \"" << r.tile << "\", \"ms\": " << r.ms
+          << ", \"gstencils\": " << r.gstencils << ", \"roofline\": " << r.roofline
+          << ", \"model_gstencils\": " << r.predicted_gstencils << ", \"model_seconds\": " << r.predicted_seconds
+          << ", \"pairing\": \"" << r.pairing << "\""
+          << ", \"variant\": \"" << r.variant << "\", \"model_terms\": {\"loop\": \"" << t.loop
+          << "\", \"dims\": " << t.dims << ", \"tf32\": " << t.tf32 << ", \"interleaved\": " << t.interleaved
+          << ", \"points\": " << t.points << ", \"steps\": " << t.steps << ", \"terms\": " << t.terms
+          << ", \"groups\": " << t.groups << ", \"chunks\": " << t.chunks
+          << ", \"resident_warps\": " << t.resident_warps << ", \"tensor_seconds\": " << t.tensor_seconds
+          << ", \"memory_bytes\": " << t.memory_bytes << ", \"shared_bytes\": " << t.shared_bytes
+          << ", \"wall_point_steps\": " << t.wall_point_steps << "}}" << (i + 1 < rows.size() ? ",\n" : "\n");
     }
     out << "]}\n";
   }

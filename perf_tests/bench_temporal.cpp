@@ -7,12 +7,11 @@
 // heat2d-f16, box2d9-f16 (issue 24's fused sparse plans at walls, with --backend auto or
 // cuda_sptc) and box2d49-f16 (the sparse and dense executors' crossing) at 10240^2 / 512^3
 // (96^2 / 40^3 with --small; --grid sets the extents of the cases of its dimension, the
-// others are skipped), random data and the presets' weights. For each, the generic executor's (or the named backend's, or with auto the
-// planner's) `iterate` of `steps` steps (a StencilPlan, fixed_rim by default) with
-// every forced depth (Options::fusion 1 to 8, as far as it runs) and with the automatic one
-// (fusion 0): GStencil/s per original step over the interior points ((n - 2r)^D a step, as
-// EBISU counts), device time a step, the depth that ran and the variant. Device time per iterate:
-// bench_timing.hpp (one iterate a launch, warm-up first, median of the repeats).
+// others are skipped), random data and the presets' weights. For each, the generic executor's (or the named backend's,
+// or with auto the planner's) `iterate` of `steps` steps (a StencilPlan, fixed_rim by default) with every forced depth
+// (Options::fusion 1 to 8, as far as it runs) and with the automatic one (fusion 0): GStencil/s per original step over
+// the interior points ((n - 2r)^D a step, as EBISU counts), device time a step, the depth that ran and the variant.
+// Device time per iterate: bench_timing.hpp (one iterate a launch, warm-up first, median of the repeats).
 #include <SparStencil.hpp>
 
 #include <algorithm>
@@ -35,8 +34,8 @@ struct Settings {
   int repeats = 5;
   bool small  = false;
   std::string only;
-  int fusion = -1;  ///< only this depth (0: automatic); all by default
-  std::string backend = "generic";  ///< empty: the planner's choice
+  int fusion                     = -1;         ///< only this depth (0: automatic); all by default
+  std::string backend            = "generic";  ///< empty: the planner's choice
   sparstencil::Boundary boundary = sparstencil::Boundary::fixed_rim;
   std::vector<long> grid;  ///< extents for the cases of its dimension; empty: the defaults
 };
@@ -88,7 +87,10 @@ void run_case(const std::string& name, const sparstencil::Stencil<D>& stencil, l
     const double rate = interior * s.steps / seconds / 1e9;
     if (fusion == 1) single = rate;
     std::printf("%-12s %s %s, %s: fusion %s -> %d steps a launch: %8.1f GStencil/s, %8.2f us a step", name.c_str(),
-                sparstencil::to_string(s.boundary), shape.c_str(), sizeof(T) == 8 ? "f64" : sizeof(T) == 4 ? "f32" : "f16",
+                sparstencil::to_string(s.boundary), shape.c_str(),
+                sizeof(T) == 8   ? "f64"
+                : sizeof(T) == 4 ? "f32"
+                                 : "f16",
                 fusion == 0 ? "auto" : std::to_string(fusion).c_str(), report.steps_per_launch, rate,
                 seconds / s.steps * 1e6);
     if (single > 0 && fusion != 1) std::printf(" (%.2fx one step a launch)", rate / single);

@@ -29,7 +29,8 @@ inline double seconds_per_launch(const std::function<void(int)>& launch, int lau
   for (int r = 0; r < repeats; ++r) {
 #if defined(KOKKOS_ENABLE_CUDA)
     auto check = [](cudaError_t status, const char* call) {
-      if (status != cudaSuccess) throw std::runtime_error(std::string("bench: ") + call + ": " + cudaGetErrorString(status));
+      if (status != cudaSuccess)
+        throw std::runtime_error(std::string("bench: ") + call + ": " + cudaGetErrorString(status));
     };
     cudaEvent_t start, stop;
     check(cudaEventCreate(&start), "cudaEventCreate");

@@ -28,7 +28,8 @@ double worst_error(const sparstencil::Stencil<D>& stencil, const View& start, co
       for (int j = 0; j < extent[1]; ++j) grid({i, j}) = static_cast<double>(in(i, j));
     for (int s = 0; s < steps; ++s) sparstencil::reference_apply(stencil, grid, next, boundary), std::swap(grid, next);
     for (int i = 0; i < extent[0]; ++i)
-      for (int j = 0; j < extent[1]; ++j) worst = std::max(worst, std::abs(static_cast<double>(out(i, j)) - grid({i, j})));
+      for (int j = 0; j < extent[1]; ++j)
+        worst = std::max(worst, std::abs(static_cast<double>(out(i, j)) - grid({i, j})));
   } else {
     for (int i = 0; i < extent[0]; ++i)
       for (int j = 0; j < extent[1]; ++j)
@@ -52,8 +53,9 @@ int main(int argc, char* argv[]) {
   {
     const int nx = 97, ny = 131;
     Kokkos::View<float**> a("a", nx, ny), b("b", nx, ny), start("start", nx, ny);
-    Kokkos::parallel_for("init", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {nx, ny}),
-                         KOKKOS_LAMBDA(int i, int j) { a(i, j) = float((i * 7919 + j * 104729) % 1009) / 997; });
+    Kokkos::parallel_for(
+        "init", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {nx, ny}),
+        KOKKOS_LAMBDA(int i, int j) { a(i, j) = float((i * 7919 + j * 104729) % 1009) / 997; });
     Kokkos::deep_copy(start, a);
     const auto heat = sparstencil::presets::heat_2d();
     sparstencil::StencilPlan plan(Kokkos::DefaultExecutionSpace(), heat, a, b, options);
@@ -67,8 +69,11 @@ int main(int argc, char* argv[]) {
   {
     const int n = 23;
     Kokkos::View<Half***> a("a", n, n + 2, n + 4), b("b", n, n + 2, n + 4), start("start", n, n + 2, n + 4);
-    Kokkos::parallel_for("init", Kokkos::MDRangePolicy<Kokkos::Rank<3>>({0, 0, 0}, {n, n + 2, n + 4}),
-                         KOKKOS_LAMBDA(int i, int j, int k) { a(i, j, k) = Half(float((i * 7919 + j * 104729 + k * 13) % 1009) / 599); });
+    Kokkos::parallel_for(
+        "init", Kokkos::MDRangePolicy<Kokkos::Rank<3>>({0, 0, 0}, {n, n + 2, n + 4}),
+        KOKKOS_LAMBDA(int i, int j, int k) {
+          a(i, j, k) = Half(float((i * 7919 + j * 104729 + k * 13) % 1009) / 599);
+        });
     Kokkos::deep_copy(start, a);
     const auto heat = sparstencil::presets::heat_3d();
     sparstencil::StencilPlan plan(Kokkos::DefaultExecutionSpace(), heat, a, b, options);

@@ -15,6 +15,7 @@ packages=(
   imagemagick              # the examples' animations (gray_scott, wave: --gif)
   libopenmpi-dev openmpi-bin  # grids decomposed over MPI ranks (src/mpi) and their tests
   python3-matplotlib       # the benchmark report's plots (scripts/suite_report.py)
+  clang-format             # the layout check (.clang-format, unit_tests/check_format.cmake)
   clang-14 libclang-rt-14-dev  # the sanitizer build's compiler, with libFuzzer (scripts/sanitize.sh)
   hipcc libamdhip64-dev   # the dense executor's HIP build, compiled for AMD gfx90a (no AMD GPU here)
 )

@@ -11,6 +11,7 @@ build=${SPARSTENCIL_BUILD_DIR:-$root/build}
 stage_start=$SECONDS
 took() { echo "== $1 took $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }  # CI's time, a stage at a time
 "$root/scripts/setup.sh"
+export SPARSTENCIL_REQUIRE_FORMAT_CHECK=1  # setup installed clang-format 14: the layout check runs
 "$root/scripts/build.sh"
 took "setup and the main build"
 cd "$build"

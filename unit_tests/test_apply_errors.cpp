@@ -17,8 +17,7 @@ TEST(ApplyErrors, ExtentsDiffer) {
 
 TEST(ApplyErrors, ExtentTooSmallForRadius) {
   V2 in("in", 40, 6), out("out", 40, 6);
-  EXPECT_ERROR_MENTIONS(apply(presets::box_2d49p(), in, out), "extent 6 along axis 1",
-                        "radius 3", "needs at least 7");
+  EXPECT_ERROR_MENTIONS(apply(presets::box_2d49p(), in, out), "extent 6 along axis 1", "radius 3", "needs at least 7");
   V1 a("a", 0), b("b", 0);
   EXPECT_ERROR_MENTIONS(apply(presets::heat_1d(), a, b), "extent 0 along axis 0");
 }
@@ -41,7 +40,7 @@ TEST(ApplyErrors, InAndOutShareMemory) {
 TEST(ApplyErrors, DisjointStridedComponentsRunOverlappingOnesDoNot) {
   using V3 = Kokkos::View<double***, Kokkos::LayoutRight, Space::memory_space>;
   V3 both("both", 24, 20, 2);
-  const auto first = Kokkos::subview(both, Kokkos::ALL, Kokkos::ALL, 0);
+  const auto first  = Kokkos::subview(both, Kokkos::ALL, Kokkos::ALL, 0);
   const auto second = Kokkos::subview(both, Kokkos::ALL, Kokkos::ALL, 1);
   fill_random<2>(first, 7);
   fill_random<2>(second, 8);
@@ -94,14 +93,12 @@ TEST(ApplyErrors, ForcedGenericVariantIsChecked) {
   options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 4, 3};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "outputs per thread 3 must be 1, 2, 4 or 8");
   options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 32, 4};
-  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "64 x 32 threads per team",
-                        "at most 256");
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "64 x 32 threads per team", "at most 256");
   options.generic_variant = GenericConfig{GenericCaching::streaming, 64, 1, 128, 3};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "streaming 3 columns per thread",
                         "must be 1, 2 or 4");
   options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 4, 4, 2};
-  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "2 columns per thread",
-                        "only streaming");
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "2 columns per thread", "only streaming");
   V3 in3("in", 8, 8, 8), out3("out", 8, 8, 8);
   options.generic_variant = GenericConfig{GenericCaching::streaming, 32, 8, 64, 4};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_3d(), in3, out3, options), "4 columns per thread", "2-D only");
@@ -132,11 +129,11 @@ TEST(ApplyErrors, FusionIsChecked) {
 
 TEST(ApplyErrors, UnknownOrUnbuiltBackendsAreClearErrors) {
   V2 a("a", 16, 16), b("b", 16, 16);
-  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), a, b, Options{Boundary::periodic, "fastest"}), "apply:",
-                        "unknown backend 'fastest'", "generic", "cuda_sptc");
+  EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), a, b, Options{Boundary::periodic, "fastest"}),
+                        "apply:", "unknown backend 'fastest'", "generic", "cuda_sptc");
 #if !defined(KOKKOS_ENABLE_CUDA)
-  EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 2, Options{Boundary::periodic, "cuda_sptc"}), "iterate:",
-                        "backend cuda_sptc cannot run these Views");
+  EXPECT_ERROR_MENTIONS(iterate(presets::heat_2d(), a, b, 2, Options{Boundary::periodic, "cuda_sptc"}),
+                        "iterate:", "backend cuda_sptc cannot run these Views");
 #endif
 }
 

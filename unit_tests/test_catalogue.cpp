@@ -42,23 +42,19 @@ TEST(Catalogue, ErrorsNameTheEntryAndField) {
   EXPECT_ERROR_MENTIONS(load_catalogue("/nonexistent/catalogue.json"), "cannot open", "/nonexistent/catalogue.json");
   EXPECT_ERROR_MENTIONS(parse_catalogue("[{\"name\": \"x\""), "not valid JSON");
   EXPECT_ERROR_MENTIONS(parse_catalogue("{}"), "top level must be a JSON array");
-  EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"name":"a","dims":2,"offsets":[[0,0,0]]}])"),
-                        "entry 0", "'a'", "missing field 'coefficients'");
+  EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"name":"a","dims":2,"offsets":[[0,0,0]]}])"), "entry 0", "'a'",
+                        "missing field 'coefficients'");
   EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"name":"b","dims":4,"offsets":[],"coefficients":[]}])"),
                         "'dims' must be 1, 2 or 3");
-  EXPECT_ERROR_MENTIONS(
-      parse_catalogue(R"([{"name":"c","dims":1,"offsets":[[0,0,0],[1,0,0]],"coefficients":[1]}])"),
-      "2 offsets but 1 coefficients");
-  EXPECT_ERROR_MENTIONS(
-      parse_catalogue(R"([{"name":"d","dims":2,"offsets":[[0,0,1]],"coefficients":[1]}])"),
-      "'d'", "nonzero component beyond dims 2");
-  EXPECT_ERROR_MENTIONS(
-      parse_catalogue(R"([{"name":"e","dims":2,"offsets":[[0,0,0],[0,0,0]],"coefficients":[1,2]}])"),
-      "'e'", "duplicate offset (0,0)");
-  EXPECT_ERROR_MENTIONS(
-      parse_catalogue(R"([{"name":"f","dims":1,"offsets":[[0.5]],"coefficients":[1]}])"), "not all integers");
-  EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"dims":1,"offsets":[[0]],"coefficients":[1]}])"),
-                        "entry 0", "'name'");
+  EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"name":"c","dims":1,"offsets":[[0,0,0],[1,0,0]],"coefficients":[1]}])"),
+                        "2 offsets but 1 coefficients");
+  EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"name":"d","dims":2,"offsets":[[0,0,1]],"coefficients":[1]}])"), "'d'",
+                        "nonzero component beyond dims 2");
+  EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"name":"e","dims":2,"offsets":[[0,0,0],[0,0,0]],"coefficients":[1,2]}])"),
+                        "'e'", "duplicate offset (0,0)");
+  EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"name":"f","dims":1,"offsets":[[0.5]],"coefficients":[1]}])"),
+                        "not all integers");
+  EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"dims":1,"offsets":[[0]],"coefficients":[1]}])"), "entry 0", "'name'");
   // Summary fields that contradict the offsets, and a name given twice (in any case).
   EXPECT_ERROR_MENTIONS(
       parse_catalogue(R"([{"name":"g","dims":1,"radius":2,"points":2,"offsets":[[0],[1]],"coefficients":[1,2]}])"),
@@ -66,14 +62,15 @@ TEST(Catalogue, ErrorsNameTheEntryAndField) {
   EXPECT_ERROR_MENTIONS(
       parse_catalogue(R"([{"name":"h","dims":1,"radius":1,"points":3,"offsets":[[0],[-1]],"coefficients":[1,2]}])"),
       "'h'", "field 'points' is 3 but the offsets listed give 2");
-  EXPECT_ERROR_MENTIONS(
-      parse_catalogue(R"([{"name":"i","dims":1,"radius":"1","offsets":[[0]],"coefficients":[1]}])"),
-      "field 'radius' must be an integer");
+  EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"name":"i","dims":1,"radius":"1","offsets":[[0]],"coefficients":[1]}])"),
+                        "field 'radius' must be an integer");
   EXPECT_ERROR_MENTIONS(parse_catalogue(R"([{"name":"Twice","dims":1,"offsets":[[0]],"coefficients":[1]},
                                             {"name":"twice","dims":1,"offsets":[[1]],"coefficients":[1]}])"),
                         "entry 1", "entry 0's ('Twice') again");
   EXPECT_EQ(parse_catalogue(R"([{"name":"j","dims":2,"radius":1,"points":2,"offsets":[[0,0],[0,-1]],
-                                  "coefficients":[1,2]}])").size(), 1u);
+                                  "coefficients":[1,2]}])")
+                .size(),
+            1u);
 }
 
 TEST(Catalogue, FieldTypesAndRangesNameEntryAndField) {
@@ -106,8 +103,7 @@ TEST(Catalogue, FieldTypesAndRangesNameEntryAndField) {
           {"'a'", "beyond the supported radius 32"});
   refused(R"([{"name":"a","dims":1,"offsets":5,"coefficients":[1]}])", {"field 'offsets' must be an array, found 5"});
   refused(R"([{"name":"a","dims":1,"offsets":[[0]],"coefficients":{}}])", {"field 'coefficients' must be an array"});
-  refused(R"([{"name":"a","dims":1,"offsets":[[0]],"coefficients":["1"]}])",
-          {"coefficient 0 (\"1\") is not a number"});
+  refused(R"([{"name":"a","dims":1,"offsets":[[0]],"coefficients":["1"]}])", {"coefficient 0 (\"1\") is not a number"});
   // Numbers JSON cannot carry into a double: the whole text is refused, naming where.
   refused(R"([{"name":"a",)" + ok + R"(},{"name":"b","dims":1,"offsets":[[0]],"coefficients":[1e400]}])",
           {"entry 1 ('b')", "field 'coefficients[0]'", "number overflow parsing '1e400'"});

@@ -52,12 +52,12 @@ TEST(Cli, JsonParsesBackToAnEqualPlan) {
     ASSERT_EQ(r.status, 0) << r.output;
     const Plan parsed = plan_from_json(r.output);
     PlanRequest request;
-    request.stencil   = parsed.original;
-    request.grid      = parsed.grid;
+    request.stencil     = parsed.original;
+    request.grid        = parsed.grid;
     request.precision   = parsed.precision;
     request.float_grids = parsed.float_grids;
     request.steps       = parsed.fused_steps;
-    request.boundary  = parsed.boundary;
+    request.boundary    = parsed.boundary;
     EXPECT_TRUE(parsed == make_plan(request)) << args;
     EXPECT_EQ(to_json(parsed) + "\n", r.output);
   }
@@ -93,10 +93,12 @@ TEST(Cli, BadArgumentsGiveOneLineAndFailure) {
 }
 
 TEST(Cli, ReadsNamesInAnyCase) {
-  const CliResult lower = run_cli("plan heat2d --grid 100x100 --precision f32 --device h200 --boundary fixed_rim "
-                                  "--backend generic --json");
-  const CliResult upper = run_cli("plan HEAT2D --grid 100x100 --precision F32 --device H200 --boundary Fixed_Rim "
-                                  "--backend Generic --json");
+  const CliResult lower = run_cli(
+      "plan heat2d --grid 100x100 --precision f32 --device h200 --boundary fixed_rim "
+      "--backend generic --json");
+  const CliResult upper = run_cli(
+      "plan HEAT2D --grid 100x100 --precision F32 --device H200 --boundary Fixed_Rim "
+      "--backend Generic --json");
   ASSERT_EQ(lower.status, 0) << lower.output;
   ASSERT_EQ(upper.status, 0) << upper.output;
   EXPECT_EQ(plan_from_json(upper.output).precision, plan_from_json(lower.output).precision);

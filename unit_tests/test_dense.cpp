@@ -75,15 +75,18 @@ void expect_matches_table(const nlohmann::json& table, const char* instruction) 
   for (int lane = 0; lane < 64; ++lane) {
     for (int i = 0; i < L::a_values; ++i) {
       const Element e = L::a(lane, i);
-      EXPECT_EQ(t.at("A").at(lane).at(i), nlohmann::json({e.row, e.col})) << instruction << " A lane " << lane << " value " << i;
+      EXPECT_EQ(t.at("A").at(lane).at(i), nlohmann::json({e.row, e.col}))
+          << instruction << " A lane " << lane << " value " << i;
     }
     for (int i = 0; i < L::b_values; ++i) {
       const Element e = L::b(lane, i);
-      EXPECT_EQ(t.at("B").at(lane).at(i), nlohmann::json({e.row, e.col})) << instruction << " B lane " << lane << " value " << i;
+      EXPECT_EQ(t.at("B").at(lane).at(i), nlohmann::json({e.row, e.col}))
+          << instruction << " B lane " << lane << " value " << i;
     }
     for (int i = 0; i < L::c_values; ++i) {
       const Element e = L::c(lane, i);
-      EXPECT_EQ(t.at("D").at(lane).at(i), nlohmann::json({e.row, e.col})) << instruction << " D lane " << lane << " value " << i;
+      EXPECT_EQ(t.at("D").at(lane).at(i), nlohmann::json({e.row, e.col}))
+          << instruction << " D lane " << lane << " value " << i;
     }
   }
 }
@@ -168,7 +171,7 @@ TEST(DenseFragments, LdmatrixGivesTheF16BLayout) {
     for (int m = 0; m < 4; ++m) {
       for (int e = 0; e < 2; ++e) {
         const Element b = dense::NvidiaF16::b(lane, 2 * (m % 2) + e);
-        EXPECT_EQ(b.col, lane / 4) << "lane " << lane << " matrix " << m;              // the matrix row: the tile
+        EXPECT_EQ(b.col, lane / 4) << "lane " << lane << " matrix " << m;  // the matrix row: the tile
         EXPECT_EQ(b.row, 8 * (m % 2) + 2 * (lane % 4) + e) << "lane " << lane << " matrix " << m;  // the run, its value
       }
     }
@@ -176,15 +179,15 @@ TEST(DenseFragments, LdmatrixGivesTheF16BLayout) {
 }
 
 inline constexpr Precision dense_precisions[] = {Precision::f16, Precision::bf16, Precision::tf32, Precision::f64};
-constexpr int dense_precision_count = sizeof dense_precisions / sizeof dense_precisions[0];
+constexpr int dense_precision_count           = sizeof dense_precisions / sizeof dense_precisions[0];
 
 /// A dense plan of `s` emulated with both vendors' instructions, against the reference.
 template <int D>
 void expect_dense_plan_emulates(const Plan& plan, std::uint64_t seed) {
   std::array<int, D> extents;
   for (int a = 0; a < D; ++a) extents[a] = static_cast<int>(plan.grid[a]);
-  const HostGrid<D> in = random_grid<D>(extents, grid_format(plan), seed);
-  const HostGrid<D> before = random_grid<D>(extents, grid_format(plan), seed + 1);
+  const HostGrid<D> in            = random_grid<D>(extents, grid_format(plan), seed);
+  const HostGrid<D> before        = random_grid<D>(extents, grid_format(plan), seed + 1);
   const SparseExpectation<D> want = sparse_expectation(plan, in, before);
   for (dense::Vendor vendor : {dense::Vendor::nvidia, dense::Vendor::nvidia_sm90, dense::Vendor::amd}) {
     if (vendor == dense::Vendor::nvidia_sm90 && plan.precision != Precision::f64) continue;  // f64 alone differs
@@ -200,10 +203,11 @@ void expect_dense_plan_emulates(const Plan& plan, std::uint64_t seed) {
       EXPECT_GT(wider, out.values.size() / 8) << name(plan.original) << " " << to_string(plan.precision);
     }
     EXPECT_TRUE(within_bound(out, want.expected, want.slack, 1.0, want.margin))
-        << name(plan.original) << " " << to_string(plan.precision) << (plan.float_grids ? " on float grids" : "")
-        << " " << to_string(plan.boundary) << " tile "
-        << impl::tuple_string(plan.tile) << " "
-        << (vendor == dense::Vendor::amd ? "AMD" : vendor == dense::Vendor::nvidia ? "NVIDIA" : "NVIDIA sm_90");
+        << name(plan.original) << " " << to_string(plan.precision) << (plan.float_grids ? " on float grids" : "") << " "
+        << to_string(plan.boundary) << " tile " << impl::tuple_string(plan.tile) << " "
+        << (vendor == dense::Vendor::amd      ? "AMD"
+            : vendor == dense::Vendor::nvidia ? "NVIDIA"
+                                              : "NVIDIA sm_90");
     if (plan.boundary == Boundary::interior) {  // the rim untouched, bit for bit
       for (std::size_t flat = 0; flat < out.values.size(); ++flat) {
         if (!in_interior(as<D>(plan.stencil), extents, out.point(flat))) {
@@ -216,7 +220,7 @@ void expect_dense_plan_emulates(const Plan& plan, std::uint64_t seed) {
 
 template <int D>
 void expect_request_plans_and_emulates(PlanRequest r, std::uint64_t seed) {
-  r.backends = {"dense"};
+  r.backends      = {"dense"};
   const Plan plan = make_plan(r);
   ASSERT_EQ(plan.backend, "dense");
   ASSERT_TRUE(plan.dense);
@@ -244,12 +248,15 @@ TEST(DensePlans, PresetsEveryPrecisionAndBoundaryEmulateOnBothVendors) {
   for (const AnyStencil& any : presets::standard_set()) {
     for (Precision p : dense_precisions) {
       for (Boundary b : all_boundaries) {
-        std::visit([&](const auto& s) {
-          constexpr int D = std::decay_t<decltype(s)>::rank;
-          const PlanRequest r = request_for<D>(s, p, b, 1, dense_grid<D>(seed % 2));
-          expect_request_plans_and_emulates<D>(r, seed);
-          if (p == Precision::f16 || p == Precision::bf16) expect_request_plans_and_emulates<D>(on_float_grids(r), seed + 1000);
-        }, any);
+        std::visit(
+            [&](const auto& s) {
+              constexpr int D     = std::decay_t<decltype(s)>::rank;
+              const PlanRequest r = request_for<D>(s, p, b, 1, dense_grid<D>(seed % 2));
+              expect_request_plans_and_emulates<D>(r, seed);
+              if (p == Precision::f16 || p == Precision::bf16)
+                expect_request_plans_and_emulates<D>(on_float_grids(r), seed + 1000);
+            },
+            any);
         ++seed;
       }
     }
@@ -275,16 +282,21 @@ void expect_runs_are_the_gather(const Plan& plan) {
 
 TEST(DensePlans, RunsReadWhatTheGatherTableNames) {
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (Precision p : dense_precisions) expect_runs_are_the_gather<D>(dense::make_dense_plan(request_for<D>(s, p, Boundary::periodic)));
-    }, any);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (Precision p : dense_precisions)
+            expect_runs_are_the_gather<D>(dense::make_dense_plan(request_for<D>(s, p, Boundary::periodic)));
+        },
+        any);
   }
   for (const auto& entry : load_catalogue(reference_catalogue_path())) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      expect_runs_are_the_gather<D>(dense::make_dense_plan(request_for<D>(s, Precision::f16, Boundary::periodic)));
-    }, entry.stencil);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          expect_runs_are_the_gather<D>(dense::make_dense_plan(request_for<D>(s, Precision::f16, Boundary::periodic)));
+        },
+        entry.stencil);
   }
 }
 
@@ -314,7 +326,8 @@ dense::PartTables expect_part_tables_hold_each_halfs_weights(const Plan& plan) {
         }
       }
     }
-    EXPECT_EQ(t.first[part + 1] - t.first[part], static_cast<int>(reached.size())) << name(plan.original) << " part " << part;
+    EXPECT_EQ(t.first[part + 1] - t.first[part], static_cast<int>(reached.size()))
+        << name(plan.original) << " part " << part;
     if (t.first[part + 1] - t.first[part] != static_cast<int>(reached.size())) return t;
     for (std::size_t c = 0; c < reached.size(); ++c) {
       const int chunk = t.first[part] + static_cast<int>(c);
@@ -334,15 +347,18 @@ dense::PartTables expect_part_tables_hold_each_halfs_weights(const Plan& plan) {
 
 TEST(DensePlans, Sm90F64HalvesMultiplyOnlyTheChunksTheyReach) {
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      expect_part_tables_hold_each_halfs_weights(dense::make_dense_plan(request_for<D>(s, Precision::f64, Boundary::periodic)));
-    }, any);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          expect_part_tables_hold_each_halfs_weights(
+              dense::make_dense_plan(request_for<D>(s, Precision::f64, Boundary::periodic)));
+        },
+        any);
   }
   // A 7 x 7 x 7 box: each row of 24 values (6 chunks) reaches 4 chunks from either half.
   std::mt19937_64 rng(3);
-  const Plan plan =
-      dense::make_dense_plan(request_for<3>(random_box<3>(rng, 3), Precision::f64, Boundary::periodic, 1, {64, 64, 64}));
+  const Plan plan = dense::make_dense_plan(
+      request_for<3>(random_box<3>(rng, 3), Precision::f64, Boundary::periodic, 1, {64, 64, 64}));
   const dense::PartTables t = expect_part_tables_hold_each_halfs_weights(plan);
   ASSERT_EQ(t.first.size(), 3u);
   EXPECT_EQ(plan.a.k_chunks, 49 * 6);
@@ -354,28 +370,33 @@ TEST(DensePlans, CatalogueAndRandomStencilsEmulate) {
   std::uint64_t seed = 500;
   int planned        = 0;
   for (const auto& entry : load_catalogue(reference_catalogue_path())) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      const Precision p = dense_precisions[seed % dense_precision_count];
-      const Boundary b  = all_boundaries[seed % 3];
-      std::array<int, D> grid = small_grid<D>();
-      for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
-      const bool f = (p == Precision::f16 || p == Precision::bf16) && seed % 3 == 0;  // float grids
-      expect_request_plans_and_emulates<D>(on_float_grids(request_for<D>(s, p, b, 1, grid), f), ++seed);
-      ++planned;
-    }, entry.stencil);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D         = std::decay_t<decltype(s)>::rank;
+          const Precision p       = dense_precisions[seed % dense_precision_count];
+          const Boundary b        = all_boundaries[seed % 3];
+          std::array<int, D> grid = small_grid<D>();
+          for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
+          const bool f = (p == Precision::f16 || p == Precision::bf16) && seed % 3 == 0;  // float grids
+          expect_request_plans_and_emulates<D>(on_float_grids(request_for<D>(s, p, b, 1, grid), f), ++seed);
+          ++planned;
+        },
+        entry.stencil);
   }
   std::mt19937_64 rng(7);
   for (int i = 0; i < 36; ++i, ++seed) {
     const Precision p = dense_precisions[i % dense_precision_count];
     const Boundary b  = all_boundaries[(i / 3) % 3];
-    const bool f = (p == Precision::f16 || p == Precision::bf16) && (i / 4) % 2 == 1;  // float grids
+    const bool f      = (p == Precision::f16 || p == Precision::bf16) && (i / 4) % 2 == 1;  // float grids
     if (i % 3 == 0) {
-      expect_request_plans_and_emulates<1>(on_float_grids(request_for<1>(random_stencil<1>(rng, 1 + i % 5), p, b, 1, {4099}), f), seed);
+      expect_request_plans_and_emulates<1>(
+          on_float_grids(request_for<1>(random_stencil<1>(rng, 1 + i % 5), p, b, 1, {4099}), f), seed);
     } else if (i % 3 == 1) {
-      expect_request_plans_and_emulates<2>(on_float_grids(request_for<2>(random_stencil<2>(rng, 1 + i % 4), p, b), f), seed);
+      expect_request_plans_and_emulates<2>(on_float_grids(request_for<2>(random_stencil<2>(rng, 1 + i % 4), p, b), f),
+                                           seed);
     } else {
-      expect_request_plans_and_emulates<3>(on_float_grids(request_for<3>(random_stencil<3>(rng, 1 + i % 3), p, b), f), seed);
+      expect_request_plans_and_emulates<3>(on_float_grids(request_for<3>(random_stencil<3>(rng, 1 + i % 3), p, b), f),
+                                           seed);
     }
     ++planned;
   }
@@ -401,9 +422,9 @@ TEST(DensePlans, ClearErrors) {
   r.precision = Precision::tf32;
   EXPECT_ERROR_MENTIONS(make_plan(r), "dense", "mi250x", "tf32");
   r.precision = Precision::f16;
-  r.device = "h100";
+  r.device    = "h100";
   // A weight past f16's range cannot be held in A'.
-  r.stencil = Stencil<2>({{{0, 0}, 1e5}, {{0, 1}, 1.0}});
+  r.stencil        = Stencil<2>({{{0, 0}, 1e5}, {{0, 1}, 1.0}});
   r.allow_overflow = true;
   EXPECT_ERROR_MENTIONS(make_plan(r), "65504");
   // The emulator refuses another backend's plan.
@@ -416,7 +437,7 @@ TEST(DensePlans, ClearErrors) {
 /// The packed A' decodes to the morphed weights in the operand format, zero columns zero.
 TEST(DensePlans, PackingRoundTrips) {
   for (Precision p : dense_precisions) {
-    const Plan plan = dense::make_dense_plan(request_for<2>(presets::box_2d49p(), p, Boundary::periodic));
+    const Plan plan      = dense::make_dense_plan(request_for<2>(presets::box_2d49p(), p, Boundary::periodic));
     const KernelMatrix a = morph(as<2>(plan.stencil), tile_of<2>(plan.tile));
     for (int row = 0; row < 16; ++row) {
       for (std::size_t k = 0; k < plan.order.columns.size(); ++k) {
@@ -441,14 +462,14 @@ TEST(DensePlans, VerifyRefusesInconsistentPlans) {
   p = good;
   p.a.metadata.push_back(0);
   EXPECT_ERROR_MENTIONS(verify(p), "metadata");
-  p = good;
+  p       = good;
   p.mma.k = 32;
   EXPECT_ERROR_MENTIONS(verify(p), "mma");
   p                 = good;
   p.tiles_per_block = {1, 8};  // 8 tiles: AMD's N takes 16
   p.tile_offsets.resize(8);
   EXPECT_ERROR_MENTIONS(verify(p), "tiles_per_block", "multiple of 16");
-  p = good;
+  p       = good;
   p.dense = false;
   EXPECT_ANY_THROW(verify(p));
   // Tiles other than a row of 16 outputs, tables that read the image's row padding or
@@ -465,7 +486,7 @@ TEST(DensePlans, VerifyRefusesInconsistentPlans) {
   p = good;
   std::swap(p.tile_offsets[0], p.tile_offsets[1]);
   EXPECT_ERROR_MENTIONS(verify(p), "tile_offsets");
-  p = good;
+  p                           = good;
   p.runs.back().offset.back() = 16 + 8 * ((p.shared_extent.back() - p.shared_lead.back()) / 8);
   EXPECT_ERROR_MENTIONS(verify(p), "runs");
   p                 = good;
@@ -497,7 +518,8 @@ TEST(DensePlans, VerifyRefusesInconsistentPlans) {
 /// f16's range, outputs within float's; results staged as float (room for them); older
 /// JSON without the field reads grids of the operand format.
 TEST(DensePlans, FloatGridsAreCheckedAndPlanned) {
-  PlanRequest r = on_float_grids(request_for<2>(presets::box_2d9p(), Precision::f16, Boundary::periodic, 1, {300, 301}));
+  PlanRequest r =
+      on_float_grids(request_for<2>(presets::box_2d9p(), Precision::f16, Boundary::periodic, 1, {300, 301}));
   const Plan chosen = make_plan(r);  // generic (f32) or dense: the sparse executor reads 16-bit grids only
   EXPECT_NE(chosen.backend, "cuda_sptc");
   EXPECT_TRUE(chosen.float_grids);
@@ -572,16 +594,16 @@ TEST(DensePlans, FloatGridsAreCheckedAndPlanned) {
 /// The planner asks the dense model where its device has matrix cores: explain() lists it.
 TEST(DensePlans, BidsBesideTheOtherBackends) {
   PlanRequest r;
-  r.stencil   = presets::box_2d49p();
-  r.grid      = {10240, 10240};
-  r.precision = Precision::f64;
+  r.stencil       = presets::box_2d49p();
+  r.grid          = {10240, 10240};
+  r.precision     = Precision::f64;
   const Plan plan = make_plan(r);
   bool listed     = false;
   for (const Bid& bid : plan.bids) listed = listed || bid.backend == "dense";
   EXPECT_TRUE(listed) << explain(plan);
   EXPECT_NE(explain(plan).find("dense"), std::string::npos);
-  r.device = "mi250x";
-  r.backends = {"dense"};
+  r.device       = "mi250x";
+  r.backends     = {"dense"};
   const Plan amd = make_plan(r);
   EXPECT_EQ(amd.backend, "dense");
   EXPECT_GT(amd.predicted.gstencils, 0.0);

@@ -21,10 +21,10 @@ constexpr bool nvidia = true;
 constexpr bool nvidia = false;
 #endif
 /// Skips, saying why, where the trait says the device cannot run the dense backend.
-#define SKIP_WITHOUT_DENSE_DISPATCH()                                                      \
-  do {                                                                                     \
-    if (const auto why = dense::KokkosBackend::cannot_run(DeviceSpace()))                  \
-      GTEST_SKIP() << "dense dispatch test skipped: " << *why;                             \
+#define SKIP_WITHOUT_DENSE_DISPATCH()                                     \
+  do {                                                                    \
+    if (const auto why = dense::KokkosBackend::cannot_run(DeviceSpace())) \
+      GTEST_SKIP() << "dense dispatch test skipped: " << *why;            \
   } while (0)
 
 /// What float Views are multiplied as where nothing else is asked: tf32 on NVIDIA; AMD's
@@ -51,7 +51,8 @@ void expect_dense_apply(const Stencil<D>& stencil, Boundary boundary, const std:
   const RunReport report = apply(DeviceSpace(), stencil, in, out, options);
   Kokkos::fence();
   EXPECT_EQ(report.executor, "dense") << stencil.name();
-  const bool float_grids   = std::is_same_v<T, float> && (float_operands == Precision::f16 || float_operands == Precision::bf16);
+  const bool float_grids =
+      std::is_same_v<T, float> && (float_operands == Precision::f16 || float_operands == Precision::bf16);
   const Precision operated = float_grids ? float_operands : operands<T>;
   HostGrid<D> expected = before, magnitude = abs(before);
   reference_apply(stencil, input, expected, boundary);
@@ -92,7 +93,7 @@ TEST(DenseDispatch, FloatViewsRunAsTf32OnlyWhereAsked) {
   using View = GridView<float, 2, Kokkos::LayoutRight, DeviceMemory>;
   View in("in", 2048, 2048), out("out", 2048, 2048);
   fill_random<2>(in, 3);
-  const Stencil<2> box = as<2>(presets::by_name("box2d49p"));
+  const Stencil<2> box   = as<2>(presets::by_name("box2d49p"));
   const RunReport chosen = apply(DeviceSpace(), box, in, out, {Boundary::periodic});
   EXPECT_EQ(chosen.executor, "generic");  // the only backend at f32
   if constexpr (nvidia) {
@@ -105,8 +106,8 @@ TEST(DenseDispatch, FloatViewsRunAsTf32OnlyWhereAsked) {
   Kokkos::fence();
 
   Options tf32;
-  tf32.float_operands = Precision::tf32;
-  const Stencil<2> large = as<2>(parse_stencil("box2d:r=7"));
+  tf32.float_operands     = Precision::tf32;
+  const Stencil<2> large  = as<2>(parse_stencil("box2d:r=7"));
   const HostGrid<2> input = to_grid<2>(in);
   // Asked for, tf32 operands make the dense backend bid (whether it wins this grid is the
   // cost model's close call: generic and dense lie within 10% here on an H200); named, it
@@ -117,8 +118,8 @@ TEST(DenseDispatch, FloatViewsRunAsTf32OnlyWhereAsked) {
     dense_bids = dense_bids || (b.backend == "dense" && b.outcome != Bid::Outcome::cannot_run);
   }
   EXPECT_EQ(dense_bids, nvidia) << asked_plan.explain();
-  Options tf32_dense = tf32;
-  tf32_dense.backend = nvidia ? "dense" : "";
+  Options tf32_dense    = tf32;
+  tf32_dense.backend    = nvidia ? "dense" : "";
   const RunReport asked = apply(DeviceSpace(), large, in, out, tf32_dense);
   Kokkos::fence();
   EXPECT_EQ(asked.executor, nvidia ? "dense" : "generic") << asked.variant;
@@ -153,7 +154,7 @@ TEST(DenseDispatch, FloatViewsAsSixteenBitOperandsWhereAsked) {
   View in("in", 2048, 2048), out("out", 2048, 2048);
   fill_random<2>(in, 3);
   Options f16;
-  f16.float_operands = Precision::f16;
+  f16.float_operands     = Precision::f16;
   const Stencil<2> large = as<2>(parse_stencil("box2d:r=7"));
   const RunReport chosen = apply(DeviceSpace(), large, in, out, f16);
   EXPECT_EQ(chosen.executor, "dense") << chosen.variant;
@@ -166,7 +167,7 @@ TEST(DenseDispatch, FloatViewsAsSixteenBitOperandsWhereAsked) {
 
 TEST(DenseDispatch, IterateRunsOnTheDenseExecutor) {
   SKIP_WITHOUT_DENSE_DISPATCH();
-  using View = GridView<double, 2, Kokkos::LayoutRight, DeviceMemory>;
+  using View         = GridView<double, 2, Kokkos::LayoutRight, DeviceMemory>;
   const Stencil<2> s = as<2>(presets::by_name("box2d9p"));
   View a("a", 64, 96), b("b", 64, 96);
   fill_random<2>(a, 9);
@@ -189,8 +190,9 @@ TEST(DenseDispatch, ForcingWithoutTheExecutorIsAClearError) {
   View in("in", 16, 16), out("out", 16, 16);
   EXPECT_ERROR_MENTIONS(apply(as<2>(presets::by_name("heat2d")), in, out, {Boundary::periodic, "dense"}),
                         "dense executor is not built");
-  std::printf("dense dispatch not built here (needs Kokkos with CUDA or HIP and the dense executor built for "
-              "it): GPU dispatch tests run on those builds only\n");
+  std::printf(
+      "dense dispatch not built here (needs Kokkos with CUDA or HIP and the dense executor built for "
+      "it): GPU dispatch tests run on those builds only\n");
 }
 
 #endif

@@ -38,10 +38,10 @@ TEST(Domain, ProcessGridsMinimiseTheSurfaceAndKeepGivenCounts) {
     const std::vector<int> d = process_grid(ranks, {50, 60, 70});
     EXPECT_EQ(std::accumulate(d.begin(), d.end(), 1, std::multiplies<int>()), ranks);
   }
-  EXPECT_THROW(process_grid(4, {100, 100}, {3, 0}), std::runtime_error);      // 3 does not divide 4
-  EXPECT_THROW(process_grid(5, {4, 1}), std::runtime_error);                 // 5 blocks of 5 points
-  EXPECT_THROW(process_grid(4, {40, 40}, {}, 25), std::runtime_error);       // blocks below 25 points
-  EXPECT_THROW(process_grid(2, {10, 10}, {1, 1, 1}), std::runtime_error);    // counts of 3 axes for 2
+  EXPECT_THROW(process_grid(4, {100, 100}, {3, 0}), std::runtime_error);   // 3 does not divide 4
+  EXPECT_THROW(process_grid(5, {4, 1}), std::runtime_error);               // 5 blocks of 5 points
+  EXPECT_THROW(process_grid(4, {40, 40}, {}, 25), std::runtime_error);     // blocks below 25 points
+  EXPECT_THROW(process_grid(2, {10, 10}, {1, 1, 1}), std::runtime_error);  // counts of 3 axes for 2
 }
 
 TEST(Domain, NeighbourDirectionsAreFacesEdgesAndCorners) {
@@ -63,7 +63,7 @@ TEST(Domain, ExchangeModelAndOverlap) {
   EXPECT_EQ(exchange_estimate(0, 0, link).seconds, 0.0);
   // A quarter of the bytes copied device to device to a GPU of the host: no staging, the
   // peer link's rate.
-  link.peer_GBps          = 250;
+  link.peer_GBps           = 250;
   const ExchangeEstimate p = exchange_estimate(1000000, 4, link, 250000, 1);
   EXPECT_NEAR(p.seconds, 4 * 2e-6 + 7.5e5 / 10e9 + 2 * 7.5e5 / 20e9 + 2.5e5 / 250e9, 1e-12);
   EXPECT_EQ(p.peer_messages, 1);

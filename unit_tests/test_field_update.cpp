@@ -21,17 +21,19 @@ struct UpdateConfig {
 template <class Config>
 class FieldUpdateTest : public ::testing::Test {};
 
-using UpdateConfigs = ::testing::Types<UpdateConfig<float, Kokkos::LayoutRight>, UpdateConfig<double, Kokkos::LayoutLeft>,
-                                       UpdateConfig<Kokkos::Experimental::half_t, Kokkos::LayoutRight>,
-                                       UpdateConfig<float, Kokkos::LayoutLeft>, UpdateConfig<double, Kokkos::LayoutRight>,
-                                       UpdateConfig<Kokkos::Experimental::half_t, Kokkos::LayoutLeft>>;
+using UpdateConfigs =
+    ::testing::Types<UpdateConfig<float, Kokkos::LayoutRight>, UpdateConfig<double, Kokkos::LayoutLeft>,
+                     UpdateConfig<Kokkos::Experimental::half_t, Kokkos::LayoutRight>,
+                     UpdateConfig<float, Kokkos::LayoutLeft>, UpdateConfig<double, Kokkos::LayoutRight>,
+                     UpdateConfig<Kokkos::Experimental::half_t, Kokkos::LayoutLeft>>;
 TYPED_TEST_SUITE(FieldUpdateTest, UpdateConfigs);
 
 // Pointwise functions, written once for the device (A = the accumulator type) and the
 // reference (A = double); each has a magnitude form bounding its rounding errors.
 struct Identity {
   template <class A>
-  KOKKOS_INLINE_FUNCTION Kokkos::Array<A, 1> operator()(const Kokkos::Array<A, 1>& s, const Kokkos::Array<A, 1>&) const {
+  KOKKOS_INLINE_FUNCTION Kokkos::Array<A, 1> operator()(const Kokkos::Array<A, 1>& s,
+                                                        const Kokkos::Array<A, 1>&) const {
     return s;
   }
 };
@@ -39,7 +41,8 @@ struct Identity {
 /// Two fields coupled by a nonlinear term, the third result sharing the first one's input.
 struct Coupled {
   template <class A>
-  KOKKOS_INLINE_FUNCTION Kokkos::Array<A, 2> operator()(const Kokkos::Array<A, 3>& s, const Kokkos::Array<A, 2>& c) const {
+  KOKKOS_INLINE_FUNCTION Kokkos::Array<A, 2> operator()(const Kokkos::Array<A, 3>& s,
+                                                        const Kokkos::Array<A, 2>& c) const {
     return {c[0] + A(0.25) * (s[0] - c[0] * c[1] * c[1]), c[1] + A(0.25) * (s[1] + s[2] * c[0])};
   }
   static std::vector<double> magnitude(const std::vector<double>& m, const std::vector<double>& c) {
@@ -62,7 +65,7 @@ struct Case {
   FaceConditions<D> faces;
   std::array<int, D> ghost{};  ///< of every input and output
   bool dirichlet_view[D][2] = {};
-  int coefficient_fields = 0;
+  int coefficient_fields    = 0;
   std::array<int, D> axis_factors{};
 };
 
@@ -88,8 +91,10 @@ HostField<D> host_field(const HostGrid<D>& padded, const std::array<int, D>& gho
 }
 
 template <int D>
-ReferencePointwise<D> host_pointwise(std::function<std::vector<double>(const std::vector<double>&, const std::vector<double>&,
-                                                                       const std::array<int, D>&)> f) {
+ReferencePointwise<D> host_pointwise(
+    std::function<std::vector<double>(const std::vector<double>&, const std::vector<double>&,
+                                      const std::array<int, D>&)>
+        f) {
   return f;
 }
 
@@ -169,7 +174,7 @@ void check_update(const Case<D>& c, const std::array<StencilOn<D>, NRes>& result
     }
   }
 
-  auto in_list = std::apply([&](const auto&... v) { return fields(with_ghosts(v, c.ghost)...); }, in);
+  auto in_list  = std::apply([&](const auto&... v) { return fields(with_ghosts(v, c.ghost)...); }, in);
   auto out_list = std::apply([&](const auto&... v) { return fields(with_ghosts(v, c.ghost)...); }, out);
   update.run(Kokkos::DefaultExecutionSpace(), in_list, out_list, pointwise);
   Kokkos::fence();
@@ -184,7 +189,7 @@ void check_update(const Case<D>& c, const std::array<StencilOn<D>, NRes>& result
   const double factor = (static_cast<double>(terms) + 8.0) * unit_roundoff<Acc>();
   for (int o = 0; o < NOut; ++o) {
     const HostGrid<D> got = to_grid<D>(out[o]);
-    std::size_t failures = 0;
+    std::size_t failures  = 0;
     for (std::size_t flat = 0; flat < got.values.size(); ++flat) {
       std::array<int, D> x = got.point(flat);
       bool halo            = false;
@@ -198,8 +203,8 @@ void check_update(const Case<D>& c, const std::array<StencilOn<D>, NRes>& result
       const double want  = expected[o].grid.values[flat];
       const double bound = factor * bound_of[o].grid.values[flat] + 2.0 * unit_roundoff<T>() * std::fabs(want);
       if (!(std::fabs(got.values[flat] - want) <= bound) && failures++ < 5) {
-        ADD_FAILURE() << "output " << o << " at " << impl::tuple_string(x) << ": got " << got.values[flat] << ", expected "
-                      << want << " (bound " << bound << ")";
+        ADD_FAILURE() << "output " << o << " at " << impl::tuple_string(x) << ": got " << got.values[flat]
+                      << ", expected " << want << " (bound " << bound << ")";
       }
     }
     EXPECT_EQ(failures, 0u) << "output " << o;
@@ -251,7 +256,9 @@ void random_single_field_cases(int count, std::uint64_t seed) {
     const Stencil<D> stencil = random_stencil<D>(rng, 1 + n % 2);
     const Case<D> c          = random_case<D>(rng, stencil.radius());
     SCOPED_TRACE("case " + std::to_string(n) + ", " + std::to_string(stencil.size()) + " terms");
-    const auto identity = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, D>&) { return s; };
+    const auto identity = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, D>&) {
+      return s;
+    };
     check_update<T, L, D, 1, 1, 1>(c, {StencilOn<D>(stencil, 0)}, Identity{}, identity, identity, seed + 1000 * n);
   }
 }
@@ -265,9 +272,11 @@ TYPED_TEST(FieldUpdateTest, EveryFaceRuleOnRandomStencils) {
 }
 
 TYPED_TEST(FieldUpdateTest, EveryRuleOnEveryFaceOfPresets) {
-  using T = typename TypeParam::value_type;
-  using L = typename TypeParam::layout;
-  const auto identity = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 2>&) { return s; };
+  using T             = typename TypeParam::value_type;
+  using L             = typename TypeParam::layout;
+  const auto identity = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 2>&) {
+    return s;
+  };
   const FaceCondition rules[] = {FaceCondition::neumann(), FaceCondition::reflect(), FaceCondition::dirichlet(0.75),
                                  FaceCondition::ghost()};
   for (const Stencil<2>& s : {presets::heat_2d(), presets::box_2d9p(), presets::star_2d13p()}) {
@@ -293,11 +302,19 @@ TYPED_TEST(FieldUpdateTest, EveryRuleOnEveryFaceOfPresets) {
 /// faces (a one-cell slab under radius-1 neumann faces), r + 1 under reflect, along every
 /// axis.
 TYPED_TEST(FieldUpdateTest, SlabsAsThinAsTheFaceRulesAllow) {
-  using T = typename TypeParam::value_type;
-  using L = typename TypeParam::layout;
-  const auto identity = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 3>&) { return s; };
-  const Stencil<3> star_r2({{{0, 0, 0}, -2.0}, {{-2, 0, 0}, 0.5}, {{2, 0, 0}, 0.5}, {{0, -1, 0}, 0.75},
-                            {{0, 1, 0}, 0.25}, {{0, 0, -1}, 0.5}, {{0, 0, 2}, 0.5}}, "uneven star");
+  using T             = typename TypeParam::value_type;
+  using L             = typename TypeParam::layout;
+  const auto identity = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 3>&) {
+    return s;
+  };
+  const Stencil<3> star_r2({{{0, 0, 0}, -2.0},
+                            {{-2, 0, 0}, 0.5},
+                            {{2, 0, 0}, 0.5},
+                            {{0, -1, 0}, 0.75},
+                            {{0, 1, 0}, 0.25},
+                            {{0, 0, -1}, 0.5},
+                            {{0, 0, 2}, 0.5}},
+                           "uneven star");
   for (const Stencil<3>& s : {presets::heat_3d(), presets::box_3d27p(), star_r2}) {
     for (const FaceCondition& rule : {FaceCondition::neumann(), FaceCondition::periodic(), FaceCondition::reflect()}) {
       for (int a = 0; a < 3; ++a) {
@@ -319,23 +336,40 @@ TYPED_TEST(FieldUpdateTest, SlabsAsThinAsTheFaceRulesAllow) {
 template <class T, class L>
 void streaming_cases() {
   std::mt19937_64 rng(41);
-  const auto identity2 = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 2>&) { return s; };
-  const auto identity3 = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 3>&) { return s; };
+  const auto identity2 = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 2>&) {
+    return s;
+  };
+  const auto identity3 = [](const std::vector<double>& s, const std::vector<double>&, const std::array<int, 3>&) {
+    return s;
+  };
   // Stencils along one axis: no reach along the other, the window's is 1 all the same.
   const Stencil<2> along_0({{{-1, 0}, 0.25}, {{0, 0}, 0.5}, {{1, 0}, 0.25}}, "along axis 0");
   const Stencil<2> along_1({{{0, -1}, 0.25}, {{0, 0}, 0.5}, {{0, 1}, 0.25}}, "along axis 1");
   // A radius-2 star (the 5 x 2 star window) and a 3 x 5 box (5 x 1 along one layout's
   // streaming axis, 3 x 2 along the other's).
-  const Stencil<2> star_9p({{{0, 0}, -5.0}, {{-1, 0}, 1.0}, {{1, 0}, 1.0}, {{0, -1}, 1.0}, {{0, 1}, 1.0},
-                            {{-2, 0}, 0.25}, {{2, 0}, 0.25}, {{0, -2}, 0.25}, {{0, 2}, 0.25}},
+  const Stencil<2> star_9p({{{0, 0}, -5.0},
+                            {{-1, 0}, 1.0},
+                            {{1, 0}, 1.0},
+                            {{0, -1}, 1.0},
+                            {{0, 1}, 1.0},
+                            {{-2, 0}, 0.25},
+                            {{2, 0}, 0.25},
+                            {{0, -2}, 0.25},
+                            {{0, 2}, 0.25}},
                            "star 9 points");
   std::vector<Term<2>> wide;
   for (int i = -1; i <= 1; ++i) {
     for (int j = -2; j <= 2; ++j) wide.push_back({{i, j}, 0.1 + 0.01 * (5 * i + j)});
   }
   const Stencil<2> box_3x5(wide, "box 3 x 5");
-  std::vector<Stencil<2>> planar = {presets::heat_2d(), presets::box_2d9p(), presets::star_2d13p(), presets::box_2d49p(),
-                                    along_0, along_1, star_9p, box_3x5};
+  std::vector<Stencil<2>> planar = {presets::heat_2d(),
+                                    presets::box_2d9p(),
+                                    presets::star_2d13p(),
+                                    presets::box_2d49p(),
+                                    along_0,
+                                    along_1,
+                                    star_9p,
+                                    box_3x5};
   for (int k = 0; k < 4; ++k) planar.push_back(random_stencil<2>(rng, 1 + k % 2));
   std::vector<Stencil<3>> solid = {presets::heat_3d(), presets::box_3d27p(), random_stencil<3>(rng, 1)};
   for (const int rows : {1, 2, 3, 5, 16, 0, std::numeric_limits<int>::max()}) {
@@ -372,7 +406,8 @@ void coupled_cases(int count, std::uint64_t seed, bool coefficients) {
     return Coupled::magnitude(s, c);
   };
   for (int n = 0; n < count; ++n) {
-    const Stencil<D> a = random_stencil<D>(rng, 1 + n % 2), b = random_stencil<D>(rng, 1), shared = random_stencil<D>(rng, 1);
+    const Stencil<D> a = random_stencil<D>(rng, 1 + n % 2), b = random_stencil<D>(rng, 1),
+                     shared             = random_stencil<D>(rng, 1);
     std::array<StencilOn<D>, 3> results = {StencilOn<D>(a, 0), StencilOn<D>(b, 1), StencilOn<D>(shared, 0)};
     std::array<int, D> radius{};
     for (int x = 0; x < D; ++x) radius[x] = std::max({a.radius()[x], b.radius()[x], shared.radius()[x]});
@@ -383,8 +418,8 @@ void coupled_cases(int count, std::uint64_t seed, bool coefficients) {
       results[0].times_field(0);
       results[1].term_times_field(b.terms().front().offset, 1).times_axis_factor(0, 0);
       results[2].times_axis_factor(D - 1, n % 2);
-      c.coefficient_fields = 2;
-      c.axis_factors[0]    = std::max(c.axis_factors[0], 1);
+      c.coefficient_fields  = 2;
+      c.axis_factors[0]     = std::max(c.axis_factors[0], 1);
       c.axis_factors[D - 1] = std::max(c.axis_factors[D - 1], 2);
     }
     SCOPED_TRACE("coupled case " + std::to_string(n));
@@ -412,8 +447,8 @@ template <class T, class L>
 void with_point_case() {
   const Stencil<2> s = presets::box_2d9p();
   Case<2> c;
-  c.extents = {13, 21};
-  c.faces   = FaceConditions<2>(FaceCondition::reflect());
+  c.extents            = {13, 21};
+  c.faces              = FaceConditions<2>(FaceCondition::reflect());
   const auto reference = [](const std::vector<double>& r, const std::vector<double>& ce, const std::array<int, 2>& x) {
     return std::vector<double>{r[0] + ce[0] * (x[0] + 2 * x[1]) / 64.0};
   };
@@ -431,32 +466,37 @@ TYPED_TEST(FieldUpdateTest, PointwiseFunctionSeesThePoint) {
 /// View works where no face reads a halo.
 template <class T, class L>
 void apply_case() {
-  using View         = DeviceGrid<T, L, 2>;
-  const Stencil<2> s = presets::heat_2d();
-  const FaceConditions<2> faces =
-      FaceConditions<2>(FaceCondition::neumann()).set(1, 1, FaceCondition::dirichlet(0.5)).set(1, 0, FaceCondition::reflect());
+  using View                    = DeviceGrid<T, L, 2>;
+  const Stencil<2> s            = presets::heat_2d();
+  const FaceConditions<2> faces = FaceConditions<2>(FaceCondition::neumann())
+                                      .set(1, 1, FaceCondition::dirichlet(0.5))
+                                      .set(1, 0, FaceCondition::reflect());
   View in = padded_random<T, L, 2>("in", {17, 11}, {}, 5), out("out", 17, 11);
   apply(Kokkos::DefaultExecutionSpace(), in, out, s, faces);
   Kokkos::fence();
   UpdateShape<2> shape;
   shape.results.push_back(StencilOn<2>(s, 0));
   std::vector<HostField<2>> expected{HostField<2>({17, 11})};
-  reference_update(shape, faces, {}, {host_field<2>(to_grid<2>(in), {})}, expected,
-                      [](const std::vector<double>& r, const std::vector<double>&, const std::array<int, 2>&) { return r; });
+  reference_update(
+      shape, faces, {}, {host_field<2>(to_grid<2>(in), {})}, expected,
+      [](const std::vector<double>& r, const std::vector<double>&, const std::array<int, 2>&) { return r; });
   const HostGrid<2> got = to_grid<2>(out);
   for (std::size_t i = 0; i < got.values.size(); ++i) {
-    EXPECT_NEAR(got.values[i], expected[0].grid.values[i], 8 * unit_roundoff<accumulator_t<T>>() * 2 + 2 * unit_roundoff<T>())
+    EXPECT_NEAR(got.values[i], expected[0].grid.values[i],
+                8 * unit_roundoff<accumulator_t<T>>() * 2 + 2 * unit_roundoff<T>())
         << impl::tuple_string(got.point(i));
   }
 }
 
-TYPED_TEST(FieldUpdateTest, ApplyWithFaceConditions) { apply_case<typename TypeParam::value_type, typename TypeParam::layout>(); }
+TYPED_TEST(FieldUpdateTest, ApplyWithFaceConditions) {
+  apply_case<typename TypeParam::value_type, typename TypeParam::layout>();
+}
 
 // What the rules mean, checked without the reference: zero-gradient walls conserve what a
 // conservative diffusion stencil moves; a dirichlet face is the value outside the grid.
 TEST(FieldUpdate, NeumannWallsConserveTheSumUnderDiffusion) {
-  using View = GridView<double, 2>;
-  View u     = padded_random<double, Kokkos::LayoutRight, 2>("u", {31, 19}, {}, 3), v("v", 31, 19);
+  using View            = GridView<double, 2>;
+  View u                = padded_random<double, Kokkos::LayoutRight, 2>("u", {31, 19}, {}, 3), v("v", 31, 19);
   const Stencil<2> heat = presets::heat_2d();
   apply(Kokkos::DefaultExecutionSpace(), u, v, heat, FaceConditions<2>(FaceCondition::neumann()));
   Kokkos::fence();
@@ -498,7 +538,8 @@ void expect_error(F&& f, const std::string& needle) {
 
 struct Average {
   template <class A>
-  KOKKOS_INLINE_FUNCTION Kokkos::Array<A, 1> operator()(const Kokkos::Array<A, 1>& s, const Kokkos::Array<A, 2>& c) const {
+  KOKKOS_INLINE_FUNCTION Kokkos::Array<A, 1> operator()(const Kokkos::Array<A, 1>& s,
+                                                        const Kokkos::Array<A, 2>& c) const {
     return {s[0] + c[1]};
   }
 };
@@ -529,65 +570,90 @@ TEST(FieldUpdate, BadInputIsNamed) {
   const FaceConditions<2> neumann(FaceCondition::neumann());
 
   // A coefficient field of the wrong extents.
-  expect_error([&] {
-    FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0).times_field(0)}, neumann);
-    up.coefficient_fields(small);
-    up.run(space, fields(u), fields(w), Identity{});
-  }, "coefficient field 0 ('small') has extents (15,12) but the grid is (15,13)");
+  expect_error(
+      [&] {
+        FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0).times_field(0)}, neumann);
+        up.coefficient_fields(small);
+        up.run(space, fields(u), fields(w), Identity{});
+      },
+      "coefficient field 0 ('small') has extents (15,12) but the grid is (15,13)");
   // A coefficient named but not given.
-  expect_error([&] {
-    FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0).times_field(1)}, neumann);
-    up.coefficient_fields(u);
-    up.run(space, fields(v), fields(w), Identity{});
-  }, "uses coefficient field 1 but the update has 1 coefficient field");
+  expect_error(
+      [&] {
+        FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0).times_field(1)}, neumann);
+        up.coefficient_fields(u);
+        up.run(space, fields(v), fields(w), Identity{});
+      },
+      "uses coefficient field 1 but the update has 1 coefficient field");
   // An axis factor of the wrong length.
-  expect_error([&] {
-    FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0).times_axis_factor(1, 0)}, neumann);
-    up.axis_factors(1, Kokkos::View<float*>("f", 15));
-    up.run(space, fields(u), fields(w), Identity{});
-  }, "axis factor 0 of axis 1 ('f') has 15 values but the grid has 13 points along axis 1");
+  expect_error(
+      [&] {
+        FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0).times_axis_factor(1, 0)}, neumann);
+        up.axis_factors(1, Kokkos::View<float*>("f", 15));
+        up.run(space, fields(u), fields(w), Identity{});
+      },
+      "axis factor 0 of axis 1 ('f') has 15 values but the grid has 13 points along axis 1");
   // Ghost layers thinner than the radius at a ghost face.
-  expect_error([&] {
-    FieldUpdate<2, 1, float> up({StencilOn<2>(wide, 0)}, FaceConditions<2>(FaceCondition::ghost()));
-    up.run(space, fields(with_ghosts(padded, 1)), fields(w), Identity{});
-  }, "input 0 ('padded') has 1 ghost layer(s) along axis 0, fewer than the stencils' radius 3");
+  expect_error(
+      [&] {
+        FieldUpdate<2, 1, float> up({StencilOn<2>(wide, 0)}, FaceConditions<2>(FaceCondition::ghost()));
+        up.run(space, fields(with_ghosts(padded, 1)), fields(w), Identity{});
+      },
+      "input 0 ('padded') has 1 ghost layer(s) along axis 0, fewer than the stencils' radius 3");
   // A ghost face on a View without a halo.
-  expect_error([&] {
-    apply(space, u, w, heat, FaceConditions<2>(FaceCondition::neumann()).set(1, 0, FaceCondition::ghost()));
-  }, "has 0 ghost layer(s) along axis 1");
+  expect_error(
+      [&] { apply(space, u, w, heat, FaceConditions<2>(FaceCondition::neumann()).set(1, 0, FaceCondition::ghost())); },
+      "has 0 ghost layer(s) along axis 1");
   // One periodic face.
-  expect_error([&] { FieldUpdate<2, 1, float>({StencilOn<2>(heat, 0)}, FaceConditions<2>(FaceCondition::neumann()).set(0, 1, FaceCondition::periodic())); },
-               "axis 0 has a periodic face and a neumann face");
+  expect_error(
+      [&] {
+        FieldUpdate<2, 1, float>({StencilOn<2>(heat, 0)},
+                                 FaceConditions<2>(FaceCondition::neumann()).set(0, 1, FaceCondition::periodic()));
+      },
+      "axis 0 has a periodic face and a neumann face");
   // Fields of different grids, an output that is an input, outputs that share memory.
-  expect_error([&] { apply(space, u, small, heat, neumann); }, "input 0 ('u') has grid extents (15,13) but output 0 has (15,12)");
+  expect_error([&] { apply(space, u, small, heat, neumann); },
+               "input 0 ('u') has grid extents (15,13) but output 0 has (15,12)");
   expect_error([&] { apply(space, u, u, heat, neumann); }, "output 0 ('u') and input 0 ('u') share memory");
-  expect_error([&] {
-    FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0)}, neumann);
-    up.run(space, fields(u), fields(w, w), Twice{});
-  }, "outputs 0 ('w') and 1 ('w') share memory");
+  expect_error(
+      [&] {
+        FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0)}, neumann);
+        up.run(space, fields(u), fields(w, w), Twice{});
+      },
+      "outputs 0 ('w') and 1 ('w') share memory");
   // A result reading an input the update is not given.
-  expect_error([&] {
-    FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 1)}, neumann);
-    up.run(space, fields(u), fields(w), Identity{});
-  }, "stencil result 0 ('Heat-2D') reads input 1 but the update has 1 input field");
+  expect_error(
+      [&] {
+        FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 1)}, neumann);
+        up.run(space, fields(u), fields(w), Identity{});
+      },
+      "stencil result 0 ('Heat-2D') reads input 1 but the update has 1 input field");
   // Dirichlet values: on a face that is not dirichlet, or of the wrong extents.
-  expect_error([&] {
-    FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0)}, neumann);
-    up.dirichlet_values(0, 1, View("d", 1, 13));
-  }, "face (axis 0, side 1) is neumann, not dirichlet");
-  expect_error([&] {
-    FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0)}, FaceConditions<2>(FaceCondition::dirichlet()));
-    up.dirichlet_values(0, 1, View("d", 1, 12));
-    up.run(space, fields(u), fields(w), Identity{});
-  }, "the dirichlet values of face (axis 0, side 1) have extents (1,12) but the grid is (15,13)");
+  expect_error(
+      [&] {
+        FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0)}, neumann);
+        up.dirichlet_values(0, 1, View("d", 1, 13));
+      },
+      "face (axis 0, side 1) is neumann, not dirichlet");
+  expect_error(
+      [&] {
+        FieldUpdate<2, 1, float> up({StencilOn<2>(heat, 0)}, FaceConditions<2>(FaceCondition::dirichlet()));
+        up.dirichlet_values(0, 1, View("d", 1, 12));
+        up.run(space, fields(u), fields(w), Identity{});
+      },
+      "the dirichlet values of face (axis 0, side 1) have extents (1,12) but the grid is (15,13)");
   // A grid too small for a mirrored read, a face that does not exist, a term not in the stencil.
   expect_error([&] { apply(space, View("a", 2, 13), View("b", 2, 13), wide, neumann); },
                "extent 2 along axis 0 is too small for the stencils' radius 3");
-  expect_error([&] { FaceConditions<2>().set(2, FaceCondition::neumann()); }, "face (axis 2, side 0) does not exist in 2-D");
+  expect_error([&] { FaceConditions<2>().set(2, FaceCondition::neumann()); },
+               "face (axis 2, side 0) does not exist in 2-D");
   expect_error([&] { StencilOn<2>(heat, 0).term_times_field({2, 2}, 0); }, "has no term at offset (2,2)");
   expect_error([&] { with_ghosts(u, 7); }, "ghost width 7 along axis 1 does not fit View 'u' of extents (15,13)");
-  expect_error([&] { FieldUpdate<2, 1, float>({StencilOn<2>(heat, 0)}, FaceConditions<2>(FaceCondition::dirichlet(std::nan("")))); },
-               "is not finite");
+  expect_error(
+      [&] {
+        FieldUpdate<2, 1, float>({StencilOn<2>(heat, 0)}, FaceConditions<2>(FaceCondition::dirichlet(std::nan(""))));
+      },
+      "is not finite");
   expect_error([&] { FieldUpdate<2, 1, float>({StencilOn<2>(heat, 0)}, neumann).stream_rows(-1); },
                "rows -1 is negative (0 turns the streaming pass off)");
   // A null output or input View: named as such, not as an extent mismatch.
@@ -596,8 +662,8 @@ TEST(FieldUpdate, BadInputIsNamed) {
   // Fields interleaved in one allocation share no element: accepted.
   Kokkos::View<float***, Kokkos::LayoutRight> packed("packed", 15, 13, 2);
   Kokkos::deep_copy(packed, 1.0f);
-  apply(space, Kokkos::subview(packed, Kokkos::ALL, Kokkos::ALL, 0), Kokkos::subview(packed, Kokkos::ALL, Kokkos::ALL, 1),
-        heat, neumann);
+  apply(space, Kokkos::subview(packed, Kokkos::ALL, Kokkos::ALL, 0),
+        Kokkos::subview(packed, Kokkos::ALL, Kokkos::ALL, 1), heat, neumann);
   Kokkos::fence();
   // Two inputs, one pointwise function using both centres: runs.
   FieldUpdate<2, 1, float> two({StencilOn<2>(heat, 0)}, neumann);
@@ -611,7 +677,7 @@ TEST(FieldUpdate, BadInputIsNamed) {
 // runs (and the result is the one of separate allocations); a buffer overlapping the
 // other by one element is refused.
 TEST(FieldUpdate, AdjacentBuffersAreNotMistakenForShared) {
-  using Unmanaged     = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Unmanaged = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const int n0 = 9, n1 = 7, in_size = (n0 + 2) * (n1 + 2), out_size = n0 * n1;
   const Stencil<2> heat = presets::heat_2d();
   const FaceConditions<2> ghost_faces(FaceCondition::ghost());
@@ -643,9 +709,8 @@ TEST(FieldUpdate, HalfOverflowIsAnError) {
   GridView<H, 2> u("u", 9, 9), w("w", 9, 9);
   Kokkos::deep_copy(u, has_distinct_half ? H(60000.0f) : H(std::nanf("")));
   FieldUpdate<2, 1, H> up({StencilOn<2>(presets::heat_2d(), 0)}, FaceConditions<2>(FaceCondition::neumann()));
-  expect_error([&] {
-    up.run(Kokkos::DefaultExecutionSpace(), fields(u), fields(w), TimesFour{});
-  }, "half_t output 0 ('w') received a value that is not finite");
+  expect_error([&] { up.run(Kokkos::DefaultExecutionSpace(), fields(u), fields(w), TimesFour{}); },
+               "half_t output 0 ('w') received a value that is not finite");
 }
 
 }  // namespace

@@ -35,20 +35,22 @@ TEST(Fuse, MatchesRepeatedReferenceStepsOnPeriodicGrids) {
   std::mt19937_64 rng(9);
   std::uniform_real_distribution<double> value(-1, 1);
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      std::array<int, D> extents;
-      extents.fill(D == 1 ? 101 : D == 2 ? 31 : 13);
-      HostGrid<D> in(extents);
-      for (double& v : in.values) v = value(rng);
-      for (int t : {2, 4}) {
-        const HostGrid<D> repeated = reference_iterate(s, in, t, Boundary::periodic);
-        HostGrid<D> fused(extents);
-        reference_apply(fuse(s, t), in, fused, Boundary::periodic);
-        const HostGrid<D> magnitude = reference_iterate(abs_weights(s), abs(in), t, Boundary::periodic);
-        EXPECT_TRUE(within_bound(fused, repeated, magnitude, 1e-14)) << s.name() << " t=" << t;
-      }
-    }, any);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          std::array<int, D> extents;
+          extents.fill(D == 1 ? 101 : D == 2 ? 31 : 13);
+          HostGrid<D> in(extents);
+          for (double& v : in.values) v = value(rng);
+          for (int t : {2, 4}) {
+            const HostGrid<D> repeated = reference_iterate(s, in, t, Boundary::periodic);
+            HostGrid<D> fused(extents);
+            reference_apply(fuse(s, t), in, fused, Boundary::periodic);
+            const HostGrid<D> magnitude = reference_iterate(abs_weights(s), abs(in), t, Boundary::periodic);
+            EXPECT_TRUE(within_bound(fused, repeated, magnitude, 1e-14)) << s.name() << " t=" << t;
+          }
+        },
+        any);
   }
 }
 
@@ -70,15 +72,17 @@ TEST(Fuse, OnePointStencilsFuseAnyStepCount) {
 
 TEST(Fuse, IsFusionOf) {
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([](const auto& s) {
-      EXPECT_TRUE(is_fusion_of(fuse(s, 3), s, 3)) << s.name();
-      EXPECT_TRUE(is_fusion_of(s, s, 1)) << s.name();
-      EXPECT_FALSE(is_fusion_of(fuse(s, 3), s, 2)) << s.name();
-      EXPECT_FALSE(is_fusion_of(s, s, 0)) << s.name();
-      auto terms = fuse(s, 2).terms();
-      terms.front().weight *= 2;  // one weight off
-      EXPECT_FALSE(is_fusion_of(std::decay_t<decltype(s)>(terms), s, 2)) << s.name();
-    }, any);
+    std::visit(
+        [](const auto& s) {
+          EXPECT_TRUE(is_fusion_of(fuse(s, 3), s, 3)) << s.name();
+          EXPECT_TRUE(is_fusion_of(s, s, 1)) << s.name();
+          EXPECT_FALSE(is_fusion_of(fuse(s, 3), s, 2)) << s.name();
+          EXPECT_FALSE(is_fusion_of(s, s, 0)) << s.name();
+          auto terms = fuse(s, 2).terms();
+          terms.front().weight *= 2;  // one weight off
+          EXPECT_FALSE(is_fusion_of(std::decay_t<decltype(s)>(terms), s, 2)) << s.name();
+        },
+        any);
   }
   // A mismatch is found early, without fusing up to the supported radius's support.
   EXPECT_FALSE(is_fusion_of(box<3>(1), box<3>(1), 32));

@@ -34,7 +34,7 @@ class GenericExecutor : public ::testing::Test {
   /// One step from random `in` into random `out` checked against the reference.
   template <int D>
   RunReport check_step(const Stencil<D>& stencil, Boundary boundary, std::uint64_t seed,
-                       std::array<int, D> extents = grid_extents<D>(),
+                       std::array<int, D> extents           = grid_extents<D>(),
                        std::optional<GenericConfig> variant = std::nullopt) {
     View<D> in = make_view<View<D>, D>("in", extents), out = make_view<View<D>, D>("out", extents);
     fill_random<D>(in, seed);
@@ -49,8 +49,8 @@ class GenericExecutor : public ::testing::Test {
     reference_apply(stencil, input, expected, boundary);
     reference_apply(abs_weights(stencil), abs(input), magnitude, boundary);
     EXPECT_TRUE(within_bound(to_grid<D>(out), expected, magnitude, step_error_factor<T>(stencil.size())))
-        << stencil.name() << ", " << to_string(boundary) << ", extents " << impl::tuple_string(extents)
-        << ", " << report.variant;
+        << stencil.name() << ", " << to_string(boundary) << ", extents " << impl::tuple_string(extents) << ", "
+        << report.variant;
     return report;
   }
 
@@ -123,29 +123,31 @@ TYPED_TEST(GenericExecutor, EveryVariantMatchesReference) {
   std::mt19937_64 rng(77);
   std::uint64_t seed = 900;
   for (const AnyStencil& preset : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      std::array<int, D> extents{};
-      if constexpr (D == 1) extents = {3001};
-      else if constexpr (D == 2) extents = {131, 97};
-      else extents = {37, 19, 45};
-      const Stencil<D> random = random_stencil<D>(rng, 2);
-      // A scratch tile or plane group with a wide halo or 8-byte values may not fit the
-      // space's team scratch: then the variant is refused with the sizes named (the tuner
-      // skips it), never run wrong.
-      auto check_or_refused = [&](const Stencil<D>& stencil, Boundary boundary, const GenericConfig& variant) {
-        try {
-          this->template check_step<D>(stencil, boundary, seed++, extents, variant);
-        } catch (const std::runtime_error& e) {
-          EXPECT_NE(variant.caching, GenericCaching::hardware) << e.what();
-          EXPECT_NE(std::string(e.what()).find("bytes of team scratch"), std::string::npos) << e.what();
-        }
-      };
-      for (const GenericConfig& variant : TestFixture::all_variants(D)) {
-        for (Boundary boundary : all_boundaries) check_or_refused(s, boundary, variant);
-        check_or_refused(random, Boundary::periodic, variant);
-      }
-    }, preset);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          std::array<int, D> extents{};
+          if constexpr (D == 1) extents = {3001};
+          else if constexpr (D == 2) extents = {131, 97};
+          else extents = {37, 19, 45};
+          const Stencil<D> random = random_stencil<D>(rng, 2);
+          // A scratch tile or plane group with a wide halo or 8-byte values may not fit the
+          // space's team scratch: then the variant is refused with the sizes named (the tuner
+          // skips it), never run wrong.
+          auto check_or_refused = [&](const Stencil<D>& stencil, Boundary boundary, const GenericConfig& variant) {
+            try {
+              this->template check_step<D>(stencil, boundary, seed++, extents, variant);
+            } catch (const std::runtime_error& e) {
+              EXPECT_NE(variant.caching, GenericCaching::hardware) << e.what();
+              EXPECT_NE(std::string(e.what()).find("bytes of team scratch"), std::string::npos) << e.what();
+            }
+          };
+          for (const GenericConfig& variant : TestFixture::all_variants(D)) {
+            for (Boundary boundary : all_boundaries) check_or_refused(s, boundary, variant);
+            check_or_refused(random, Boundary::periodic, variant);
+          }
+        },
+        preset);
   }
 }
 
@@ -160,7 +162,8 @@ TYPED_TEST(GenericExecutor, KernelsAreSpecialisedForPresetShapes) {
   EXPECT_NE(this->template check_step<1>(presets::d1_5p(), Boundary::periodic, 4).variant.find("star r2 kernel"),
             std::string::npos);
   // A box of radius 2 in 2-D is not compiled in; a random stencil is no shape at all.
-  EXPECT_NE(this->template check_step<2>(box<2>(2), Boundary::periodic, 5).variant.find("any kernel"), std::string::npos);
+  EXPECT_NE(this->template check_step<2>(box<2>(2), Boundary::periodic, 5).variant.find("any kernel"),
+            std::string::npos);
   EXPECT_NE(this->template check_step<2>(random_stencil<2>(rng, 1), Boundary::periodic, 6).variant.find("any kernel"),
             std::string::npos);
 }
@@ -171,7 +174,7 @@ TYPED_TEST(GenericExecutor, ComputeBoundBoxesRunTheirStreamingKernels) {
   // variants and host spaces run their terms as run-time data.
   const bool gpu = !impl::runs_on_host<typename TestFixture::exec_space>();
   std::mt19937_64 rng(31);
-  std::uint64_t seed = 4000;
+  std::uint64_t seed  = 4000;
   auto random_weights = [&](auto stencil) {
     using S    = decltype(stencil);
     auto terms = stencil.terms();
@@ -226,8 +229,9 @@ TYPED_TEST(GenericExecutor, ComputeBoundBoxesRunTheirStreamingKernels) {
   const Stencil<3> box5  = random_weights(box<3>(2));
   each_streaming_variant(box15, std::array<int, 2>{301, 283}, "box r7 kernel");
   each_streaming_variant(box5, std::array<int, 3>{131, 17, 131}, "box r2 kernel");
-  EXPECT_NE(this->template check_step<2>(box15, Boundary::periodic, seed++, {139, 101}, hardware).variant.find("any kernel"),
-            std::string::npos);
+  EXPECT_NE(
+      this->template check_step<2>(box15, Boundary::periodic, seed++, {139, 101}, hardware).variant.find("any kernel"),
+      std::string::npos);
 }
 
 TYPED_TEST(GenericExecutor, AutotuningPicksACandidateAndRemembersIt) {
@@ -238,8 +242,8 @@ TYPED_TEST(GenericExecutor, AutotuningPicksACandidateAndRemembersIt) {
   fill_random<2>(in, 8);
   Options options{Boundary::periodic, "generic"};
   options.tuning.min_points = 0;  // tune even this small grid
-  const RunReport first  = apply(exec_space(), presets::heat_2d(), in, out, options);
-  const RunReport second = apply(exec_space(), presets::heat_2d(), in, out, options);
+  const RunReport first     = apply(exec_space(), presets::heat_2d(), in, out, options);
+  const RunReport second    = apply(exec_space(), presets::heat_2d(), in, out, options);
   EXPECT_EQ(first.variant, second.variant);
   bool known = false;
   for (const GenericConfig& c : generic::candidates(2, !impl::runs_on_host<exec_space>())) {
@@ -284,42 +288,43 @@ TYPED_TEST(GenericExecutor, RandomStencilsMatchReference) {
 TYPED_TEST(GenericExecutor, FusedStepsMatchRepeatedSteps) {
   // Periodic: fusion is exact everywhere. Fixed rim and interior: only at points at least
   // t * r from the rim, since the unfused steps hold or skip the rim in between.
-  using T          = typename TestFixture::T;
-  using exec_space = typename TestFixture::exec_space;
+  using T            = typename TestFixture::T;
+  using exec_space   = typename TestFixture::exec_space;
   std::uint64_t seed = 500;
   for (const AnyStencil& preset : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      using View      = typename TestFixture::template View<D>;
-      const auto extents = TestFixture::template grid_extents<D>();
-      for (int t : {2, 3}) {
-        const auto fused = fuse(s, t);
-        for (Boundary boundary : all_boundaries) {
-          View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
-          View start = make_view<View>("start", extents), single = make_view<View>("single", extents);
-          fill_random<D>(a, seed++);
-          Kokkos::deep_copy(b, a);
-          Kokkos::deep_copy(start, a);
-          Kokkos::deep_copy(single, a);
-          iterate(exec_space(), s, a, b, t, {boundary, "generic"});
-          apply(exec_space(), fused, start, single, {boundary, "generic"});
-          exec_space().fence();
-          const HostGrid<D> magnitude =
-              reference_iterate(abs_weights(s), abs(to_grid<D>(start)), t, boundary);
-          const double factor = t * step_error_factor<T>(s.size()) + step_error_factor<T>(fused.size());
-          std::array<int, D> margin{};
-          if (boundary != Boundary::periodic) margin = fused.radius();
-          EXPECT_TRUE(within_bound(to_grid<D>(a), to_grid<D>(single), magnitude, factor, margin))
-              << s.name() << " fused over " << t << " steps, " << to_string(boundary);
-        }
-      }
-    }, preset);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D    = std::decay_t<decltype(s)>::rank;
+          using View         = typename TestFixture::template View<D>;
+          const auto extents = TestFixture::template grid_extents<D>();
+          for (int t : {2, 3}) {
+            const auto fused = fuse(s, t);
+            for (Boundary boundary : all_boundaries) {
+              View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
+              View start = make_view<View>("start", extents), single = make_view<View>("single", extents);
+              fill_random<D>(a, seed++);
+              Kokkos::deep_copy(b, a);
+              Kokkos::deep_copy(start, a);
+              Kokkos::deep_copy(single, a);
+              iterate(exec_space(), s, a, b, t, {boundary, "generic"});
+              apply(exec_space(), fused, start, single, {boundary, "generic"});
+              exec_space().fence();
+              const HostGrid<D> magnitude = reference_iterate(abs_weights(s), abs(to_grid<D>(start)), t, boundary);
+              const double factor         = t * step_error_factor<T>(s.size()) + step_error_factor<T>(fused.size());
+              std::array<int, D> margin{};
+              if (boundary != Boundary::periodic) margin = fused.radius();
+              EXPECT_TRUE(within_bound(to_grid<D>(a), to_grid<D>(single), magnitude, factor, margin))
+                  << s.name() << " fused over " << t << " steps, " << to_string(boundary);
+            }
+          }
+        },
+        preset);
   }
 }
 
 TYPED_TEST(GenericExecutor, IterateEqualsRepeatedApplyAndLeavesResultInA) {
-  using exec_space = typename TestFixture::exec_space;
-  using View       = typename TestFixture::template View<2>;
+  using exec_space   = typename TestFixture::exec_space;
+  using View         = typename TestFixture::template View<2>;
   const auto stencil = presets::star_2d13p();
   const std::array<int, 2> extents{41, 29};
   for (int steps : {0, 1, 4, 5}) {
@@ -359,60 +364,62 @@ TYPED_TEST(GenericExecutor, TemporalBlockingMatchesReference) {
   std::mt19937_64 rng(31);
   std::uint64_t seed = 1200;
   for (const AnyStencil& preset : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      using View      = typename TestFixture::template View<D>;
-      std::array<int, D> extents{};
-      if constexpr (D == 1) extents = {1031};
-      else if constexpr (D == 2) extents = {71, 53};
-      else extents = {19, 23, 17};
-      std::vector<GenericConfig> variants = generic::fused_candidates(D, true);
-      for (const GenericConfig& c : generic::fused_candidates(D, false)) variants.push_back(c);
-      const Stencil<D> random = random_stencil<D>(rng, 1);
-      auto check = [&](const Stencil<D>& stencil, Boundary boundary, int steps, int fusion,
-                       std::optional<GenericConfig> variant) {
-        View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
-        fill_random<D>(a, seed++);
-        TestFixture::template second_buffer<D>(a, b, boundary, seed++);
-        const HostGrid<D> start = to_grid<D>(a);
-        Options options{boundary, "generic"};
-        options.fusion          = fusion;
-        options.generic_variant = variant;
-        RunReport report;
-        try {
-          report = iterate(exec_space(), stencil, a, b, steps, options);
-        } catch (const std::runtime_error& e) {
-          // A wide halo of 8-byte values may not fit a team's scratch: refused, naming it.
-          EXPECT_NE(std::string(e.what()).find("bytes of team scratch"), std::string::npos) << e.what();
-          return;
-        }
-        exec_space().fence();
-        // Shallow depths always fit a tile's scratch; a deep one may run shallower launches.
-        // Radius-1 halos of depth 4 fit every space's team scratch (GPU 3-D tiles of 8-byte
-        // values only at depth 2); wider ones may run shallower.
-        if (fusion <= 4 && stencil.max_radius() == 1 && (D < 3 || sizeof(T) < 8)) {
-          EXPECT_EQ(report.steps_per_launch, std::min(fusion, steps)) << report.variant;
-        }
-        EXPECT_LE(report.steps_per_launch, std::min(fusion, steps));
-        EXPECT_EQ(report.variant.find("temporal blocking") != std::string::npos, report.steps_per_launch > 1)
-            << report.variant;
-        const HostGrid<D> expected  = reference_iterate(stencil, start, steps, boundary);
-        const HostGrid<D> magnitude = reference_iterate(abs_weights(stencil), abs(start), steps, boundary);
-        EXPECT_TRUE(within_bound(to_grid<D>(a), expected, magnitude, steps * step_error_factor<T>(stencil.size())))
-            << stencil.name() << ", " << to_string(boundary) << ", " << steps << " steps, " << fusion
-            << " a launch, " << report.variant;
-      };
-      for (Boundary boundary : all_boundaries) {
-        check(s, boundary, 3, 3, std::nullopt);
-        check(s, boundary, 5, 2, std::nullopt);  // launches of 2, 2, 1
-        check(random, boundary, 4, 4, std::nullopt);
-      }
-      if (s.max_radius() <= 2) check(s, Boundary::periodic, 7, 7, std::nullopt);  // a halo of 7 radii
-      for (const GenericConfig& variant : variants) {
-        check(s, Boundary::periodic, 2, 2, variant);
-        check(s, Boundary::fixed_rim, 3, 3, variant);
-      }
-    }, preset);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          using View      = typename TestFixture::template View<D>;
+          std::array<int, D> extents{};
+          if constexpr (D == 1) extents = {1031};
+          else if constexpr (D == 2) extents = {71, 53};
+          else extents = {19, 23, 17};
+          std::vector<GenericConfig> variants = generic::fused_candidates(D, true);
+          for (const GenericConfig& c : generic::fused_candidates(D, false)) variants.push_back(c);
+          const Stencil<D> random = random_stencil<D>(rng, 1);
+          auto check              = [&](const Stencil<D>& stencil, Boundary boundary, int steps, int fusion,
+                           std::optional<GenericConfig> variant) {
+            View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
+            fill_random<D>(a, seed++);
+            TestFixture::template second_buffer<D>(a, b, boundary, seed++);
+            const HostGrid<D> start = to_grid<D>(a);
+            Options options{boundary, "generic"};
+            options.fusion          = fusion;
+            options.generic_variant = variant;
+            RunReport report;
+            try {
+              report = iterate(exec_space(), stencil, a, b, steps, options);
+            } catch (const std::runtime_error& e) {
+              // A wide halo of 8-byte values may not fit a team's scratch: refused, naming it.
+              EXPECT_NE(std::string(e.what()).find("bytes of team scratch"), std::string::npos) << e.what();
+              return;
+            }
+            exec_space().fence();
+            // Shallow depths always fit a tile's scratch; a deep one may run shallower launches.
+            // Radius-1 halos of depth 4 fit every space's team scratch (GPU 3-D tiles of 8-byte
+            // values only at depth 2); wider ones may run shallower.
+            if (fusion <= 4 && stencil.max_radius() == 1 && (D < 3 || sizeof(T) < 8)) {
+              EXPECT_EQ(report.steps_per_launch, std::min(fusion, steps)) << report.variant;
+            }
+            EXPECT_LE(report.steps_per_launch, std::min(fusion, steps));
+            EXPECT_EQ(report.variant.find("temporal blocking") != std::string::npos, report.steps_per_launch > 1)
+                << report.variant;
+            const HostGrid<D> expected  = reference_iterate(stencil, start, steps, boundary);
+            const HostGrid<D> magnitude = reference_iterate(abs_weights(stencil), abs(start), steps, boundary);
+            EXPECT_TRUE(within_bound(to_grid<D>(a), expected, magnitude, steps * step_error_factor<T>(stencil.size())))
+                << stencil.name() << ", " << to_string(boundary) << ", " << steps << " steps, " << fusion
+                << " a launch, " << report.variant;
+          };
+          for (Boundary boundary : all_boundaries) {
+            check(s, boundary, 3, 3, std::nullopt);
+            check(s, boundary, 5, 2, std::nullopt);  // launches of 2, 2, 1
+            check(random, boundary, 4, 4, std::nullopt);
+          }
+          if (s.max_radius() <= 2) check(s, Boundary::periodic, 7, 7, std::nullopt);  // a halo of 7 radii
+          for (const GenericConfig& variant : variants) {
+            check(s, Boundary::periodic, 2, 2, variant);
+            check(s, Boundary::fixed_rim, 3, 3, variant);
+          }
+        },
+        preset);
   }
 }
 
@@ -422,62 +429,65 @@ TYPED_TEST(GenericExecutor, StreamingTemporalBlockingMatchesReference) {
   // stencil, the three boundaries, every compiled depth and the depths between, odd and
   // prime extents cut into several tiles across and several chunks of planes (small teams,
   // 13 or 7 planes a team), against t reference steps within t steps' bound.
-  using T          = typename TestFixture::T;
-  using exec_space = typename TestFixture::exec_space;
+  using T            = typename TestFixture::T;
+  using exec_space   = typename TestFixture::exec_space;
   constexpr bool gpu = !impl::runs_on_host<exec_space>();
   std::mt19937_64 rng(77);
   std::uint64_t seed = 5100;
   for (const AnyStencil& preset : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      if constexpr (D >= 2) {
-        using View = typename TestFixture::template View<D>;
-        std::array<int, D> extents{};
-        if constexpr (D == 2) extents = {67, 101};
-        else extents = {23, 19, 29};
-        const GenericConfig variant = D == 2 ? GenericConfig{GenericCaching::streaming, 32, 1, 13}
-                                             : GenericConfig{GenericCaching::streaming, 16, 4, 7};
-        auto check = [&](const Stencil<D>& stencil, Boundary boundary, int steps) {
-          View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
-          fill_random<D>(a, seed++);
-          TestFixture::template second_buffer<D>(a, b, boundary, seed++);
-          const HostGrid<D> start = to_grid<D>(a);
-          Options options{boundary, "generic"};
-          options.fusion          = steps;
-          options.generic_variant = variant;
-          // Compiled shapes stream on a GPU up to their deepest compiled depth, where the
-          // halo leaves rows in the small 3-D team's span (8 rows: depth 3 at radius 1).
-          const auto match    = impl::match_shape(stencil);
-          const bool compiled = match && generic::stream_temporal_depth(D, *match) >= steps;
-          const bool fits     = D == 2 || 2 * steps * stencil.max_radius() < 8;
-          RunReport report;
-          try {
-            report = iterate(exec_space(), stencil, a, b, steps, options);
-          } catch (const std::runtime_error& e) {
-            // Elsewhere FusedKernel runs; a wide halo of 8-byte values may fit none of its
-            // tiles: refused, naming it.
-            EXPECT_FALSE(gpu && compiled && fits) << e.what();
-            EXPECT_NE(std::string(e.what()).find("bytes of team scratch"), std::string::npos) << e.what();
-            return;
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          if constexpr (D >= 2) {
+            using View = typename TestFixture::template View<D>;
+            std::array<int, D> extents{};
+            if constexpr (D == 2) extents = {67, 101};
+            else extents = {23, 19, 29};
+            const GenericConfig variant = D == 2 ? GenericConfig{GenericCaching::streaming, 32, 1, 13}
+                                                 : GenericConfig{GenericCaching::streaming, 16, 4, 7};
+            auto check                  = [&](const Stencil<D>& stencil, Boundary boundary, int steps) {
+              View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
+              fill_random<D>(a, seed++);
+              TestFixture::template second_buffer<D>(a, b, boundary, seed++);
+              const HostGrid<D> start = to_grid<D>(a);
+              Options options{boundary, "generic"};
+              options.fusion          = steps;
+              options.generic_variant = variant;
+              // Compiled shapes stream on a GPU up to their deepest compiled depth, where the
+              // halo leaves rows in the small 3-D team's span (8 rows: depth 3 at radius 1).
+              const auto match    = impl::match_shape(stencil);
+              const bool compiled = match && generic::stream_temporal_depth(D, *match) >= steps;
+              const bool fits     = D == 2 || 2 * steps * stencil.max_radius() < 8;
+              RunReport report;
+              try {
+                report = iterate(exec_space(), stencil, a, b, steps, options);
+              } catch (const std::runtime_error& e) {
+                // Elsewhere FusedKernel runs; a wide halo of 8-byte values may fit none of its
+                // tiles: refused, naming it.
+                EXPECT_FALSE(gpu && compiled && fits) << e.what();
+                EXPECT_NE(std::string(e.what()).find("bytes of team scratch"), std::string::npos) << e.what();
+                return;
+              }
+              exec_space().fence();
+              EXPECT_EQ(report.steps_per_launch, steps) << report.variant;
+              const bool streaming = report.variant.find("streaming") != std::string::npos;
+              EXPECT_EQ(streaming, gpu && compiled && fits) << stencil.name() << ", " << report.variant;
+              const HostGrid<D> expected  = reference_iterate(stencil, start, steps, boundary);
+              const HostGrid<D> magnitude = reference_iterate(abs_weights(stencil), abs(start), steps, boundary);
+              EXPECT_TRUE(
+                                   within_bound(to_grid<D>(a), expected, magnitude, steps * step_error_factor<T>(stencil.size())))
+                  << stencil.name() << ", " << to_string(boundary) << ", " << steps << " steps, " << report.variant;
+            };
+            const Stencil<D> random = random_stencil<D>(rng, 1);
+            // One past the compiled depths in 2-D at radius 1.
+            const int deepest = D == 2 && s.max_radius() == 1 ? generic::stream_temporal_depth(2, 1) + 1 : 3;
+            for (Boundary boundary : all_boundaries) {
+              for (int steps = 2; steps <= deepest; ++steps) check(s, boundary, steps);
+              check(random, boundary, 2);
+            }
           }
-          exec_space().fence();
-          EXPECT_EQ(report.steps_per_launch, steps) << report.variant;
-          const bool streaming = report.variant.find("streaming") != std::string::npos;
-          EXPECT_EQ(streaming, gpu && compiled && fits) << stencil.name() << ", " << report.variant;
-          const HostGrid<D> expected  = reference_iterate(stencil, start, steps, boundary);
-          const HostGrid<D> magnitude = reference_iterate(abs_weights(stencil), abs(start), steps, boundary);
-          EXPECT_TRUE(within_bound(to_grid<D>(a), expected, magnitude, steps * step_error_factor<T>(stencil.size())))
-              << stencil.name() << ", " << to_string(boundary) << ", " << steps << " steps, " << report.variant;
-        };
-        const Stencil<D> random = random_stencil<D>(rng, 1);
-        // One past the compiled depths in 2-D at radius 1.
-        const int deepest = D == 2 && s.max_radius() == 1 ? generic::stream_temporal_depth(2, 1) + 1 : 3;
-        for (Boundary boundary : all_boundaries) {
-          for (int steps = 2; steps <= deepest; ++steps) check(s, boundary, steps);
-          check(random, boundary, 2);
-        }
-      }
-    }, preset);
+        },
+        preset);
   }
 }
 
@@ -488,9 +498,9 @@ TYPED_TEST(GenericExecutor, ExchangingTemporalBlockingMatchesReference) {
   // a star and a box of random weights; against t reference steps within t steps' bound.
   // iterate picks it where no variant is forced and the grid's tiles across all fit the
   // device at once (periodic: whole tiles across); elsewhere the other kernels run.
-  using T          = typename TestFixture::T;
-  using exec_space = typename TestFixture::exec_space;
-  using View       = typename TestFixture::template View<3>;
+  using T             = typename TestFixture::T;
+  using exec_space    = typename TestFixture::exec_space;
+  using View          = typename TestFixture::template View<3>;
   int multiprocessors = 0;
 #if defined(SPARSTENCIL_BLOCK_LAUNCH)
   if constexpr (std::is_same_v<exec_space, Kokkos::Cuda> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
@@ -519,17 +529,16 @@ TYPED_TEST(GenericExecutor, ExchangingTemporalBlockingMatchesReference) {
     return Stencil<3>(terms, box ? "random box r1" : "random star r1");
   };
   const Stencil<3> stencils[] = {presets::heat_3d(), presets::box_3d27p(), random_shape(false), random_shape(true)};
-  std::uint64_t seed = 9100;
+  std::uint64_t seed          = 9100;
   // `steps` a launch, `total` steps (launches after the first skip the fixed rim's copy).
-  auto check = [&](const Stencil<3>& stencil, Boundary boundary, std::array<int, 3> extents, int steps,
-                   int total) {
+  auto check = [&](const Stencil<3>& stencil, Boundary boundary, std::array<int, 3> extents, int steps, int total) {
     View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
     fill_random<3>(a, seed++);
     TestFixture::template second_buffer<3>(a, b, boundary, seed++);
     const HostGrid<3> start = to_grid<3>(a);
     Options options{boundary, "generic"};
-    options.fusion           = steps;
-    const RunReport report   = iterate(exec_space(), stencil, a, b, total, options);
+    options.fusion         = steps;
+    const RunReport report = iterate(exec_space(), stencil, a, b, total, options);
     exec_space().fence();
     const long n1 = extents[1], n2 = layout_right ? extents[2] : extents[0];
     const auto match     = impl::match_shape(stencil);
@@ -542,11 +551,12 @@ TYPED_TEST(GenericExecutor, ExchangingTemporalBlockingMatchesReference) {
     const HostGrid<3> expected  = reference_iterate(stencil, start, total, boundary);
     const HostGrid<3> magnitude = reference_iterate(abs_weights(stencil), abs(start), total, boundary);
     EXPECT_TRUE(within_bound(to_grid<3>(a), expected, magnitude, total * step_error_factor<T>(stencil.size())))
-        << stencil.name() << ", " << to_string(boundary) << ", extents " << impl::tuple_string(extents) << ", "
-        << total << " steps, " << steps << " a launch, " << report.variant;
+        << stencil.name() << ", " << to_string(boundary) << ", extents " << impl::tuple_string(extents) << ", " << total
+        << " steps, " << steps << " a launch, " << report.variant;
   };
   for (const Stencil<3>& stencil : stencils) {
-    const int deepest = generic::exchange_temporal_depth(sizeof(T), impl::match_shape(stencil)->kind == impl::ShapeKind::box);
+    const int deepest =
+        generic::exchange_temporal_depth(sizeof(T), impl::match_shape(stencil)->kind == impl::ShapeKind::box);
     for (int steps = 2; steps <= deepest; ++steps) {
       // Two launches and a single step.
       check(stencil, Boundary::interior, {23, 45, 70}, steps, 2 * steps + 1);
@@ -652,8 +662,8 @@ TYPED_TEST(GenericExecutor, FusedIterateSwapsHandlesByStepParity) {
 }
 
 TYPED_TEST(GenericExecutor, TemporalBlockingKeepsTheInteriorModesRim) {
-  using exec_space = typename TestFixture::exec_space;
-  using View       = typename TestFixture::template View<2>;
+  using exec_space   = typename TestFixture::exec_space;
+  using View         = typename TestFixture::template View<2>;
   const auto stencil = presets::box_2d9p();
   const std::array<int, 2> extents{29, 41};
   View a = make_view<View>("a", extents), b = make_view<View>("b", extents);
@@ -668,8 +678,8 @@ TYPED_TEST(GenericExecutor, TemporalBlockingKeepsTheInteriorModesRim) {
 }
 
 TYPED_TEST(GenericExecutor, InteriorModeLeavesRimBitForBit) {
-  using exec_space = typename TestFixture::exec_space;
-  using View       = typename TestFixture::template View<2>;
+  using exec_space   = typename TestFixture::exec_space;
+  using View         = typename TestFixture::template View<2>;
   const auto stencil = presets::box_2d49p();
   const std::array<int, 2> extents{23, 19};
   View in = make_view<View>("in", extents), out = make_view<View>("out", extents);
@@ -682,27 +692,27 @@ TYPED_TEST(GenericExecutor, InteriorModeLeavesRimBitForBit) {
 
 /// Strided Views: a padded LayoutStride allocation and a window of a larger View.
 TYPED_TEST(GenericExecutor, StridedViewsMatchReference) {
-  using exec_space = typename TestFixture::exec_space;
-  using T          = typename TestFixture::T;
-  using Memory     = typename exec_space::memory_space;
-  using Strided    = Kokkos::View<T**, Kokkos::LayoutStride, Memory>;
-  using Whole      = typename TestFixture::template View<2>;
+  using exec_space   = typename TestFixture::exec_space;
+  using T            = typename TestFixture::T;
+  using Memory       = typename exec_space::memory_space;
+  using Strided      = Kokkos::View<T**, Kokkos::LayoutStride, Memory>;
+  using Whole        = typename TestFixture::template View<2>;
   const auto stencil = presets::box_2d9p();
   for (Boundary boundary : all_boundaries) {
     // Padded: 31 x 17 points, rows 40 apart, columns 2 apart (every other element).
     Strided in("in", Kokkos::LayoutStride(31, 40, 17, 2));
     Strided out("out", Kokkos::LayoutStride(31, 40, 17, 2));
     // Window: rows 3..36 and columns 5..28 of 40 x 33 Views.
-    Whole big_in = make_view<Whole>("big_in", std::array<int, 2>{40, 33}),
+    Whole big_in  = make_view<Whole>("big_in", std::array<int, 2>{40, 33}),
           big_out = make_view<Whole>("big_out", std::array<int, 2>{40, 33});
-    auto win_in  = Kokkos::subview(big_in, Kokkos::make_pair(3, 37), Kokkos::make_pair(5, 29));
-    auto win_out = Kokkos::subview(big_out, Kokkos::make_pair(3, 37), Kokkos::make_pair(5, 29));
+    auto win_in   = Kokkos::subview(big_in, Kokkos::make_pair(3, 37), Kokkos::make_pair(5, 29));
+    auto win_out  = Kokkos::subview(big_out, Kokkos::make_pair(3, 37), Kokkos::make_pair(5, 29));
     fill_random<2>(in, 61);
     fill_random<2>(out, 62);
     fill_random<2>(big_in, 63);
     fill_random<2>(big_out, 64);
     const HostGrid<2> big_out_before = to_grid<2>(big_out);
-    auto check = [&](const auto& vin, const auto& vout) {
+    auto check                       = [&](const auto& vin, const auto& vout) {
       const HostGrid<2> input = to_grid<2>(vin), before = to_grid<2>(vout);
       apply(exec_space(), stencil, vin, vout, {boundary, "generic"});
       exec_space().fence();

@@ -39,8 +39,7 @@ Stencil<D> abs_weights(const Stencil<D>& s) {
 
 /// Points to compare: all of them, or those at least `margin[a]` from both ends.
 template <int D>
-bool inside(const std::array<int, D>& extents, const std::array<int, D>& margin,
-            const std::array<int, D>& i) {
+bool inside(const std::array<int, D>& extents, const std::array<int, D>& margin, const std::array<int, D>& i) {
   for (int a = 0; a < D; ++a) {
     if (i[a] < margin[a] || i[a] >= extents[a] - margin[a]) return false;
   }
@@ -61,17 +60,15 @@ template <int D>
     const double bound = factor * magnitude.values[flat];
     if (!(error <= bound)) {
       if (failures < 5) {
-        detail << "\n  at " << impl::tuple_string(got.point(flat)) << ": got " << got.values[flat]
-               << ", expected " << expected.values[flat] << ", error " << error << " > bound "
-               << bound;
+        detail << "\n  at " << impl::tuple_string(got.point(flat)) << ": got " << got.values[flat] << ", expected "
+               << expected.values[flat] << ", error " << error << " > bound " << bound;
       }
       ++failures;
     }
   }
   if (compared == 0) return ::testing::AssertionFailure() << "no point was compared";
   if (failures == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << failures << " of " << compared
-                                       << " points outside the bound" << detail.str();
+  return ::testing::AssertionFailure() << failures << " of " << compared << " points outside the bound" << detail.str();
 }
 
 /// A random stencil: 1 to 12 distinct offsets (at most as many as exist) within `radius` on every axis (always
@@ -83,7 +80,7 @@ Stencil<D> random_stencil(std::mt19937_64& rng, int radius) {
   std::uniform_real_distribution<double> weight(-1.0, 1.0);
   std::map<Offset<D>, double> terms;
   Offset<D> reach{};
-  reach[0] = std::bernoulli_distribution(0.5)(rng) ? radius : -radius;
+  reach[0]     = std::bernoulli_distribution(0.5)(rng) ? radius : -radius;
   terms[reach] = weight(rng);
   int possible = 1;  // distinct offsets within the radius
   for (int a = 0; a < D; ++a) possible *= 2 * radius + 1;
@@ -130,8 +127,8 @@ HostGrid<D> random_grid(const std::array<int, D>& extents, Precision p, std::uin
   std::bernoulli_distribution negative(0.5);
   for (double& v : g.values) {
     const double m = magnitude(rng);
-    v = p == Precision::tf32 ? static_cast<float>(negative(rng) ? -m : m)
-                             : cuda_sptc::emulation::stored_value(p, static_cast<float>(negative(rng) ? -m : m));
+    v              = p == Precision::tf32 ? static_cast<float>(negative(rng) ? -m : m)
+                                          : cuda_sptc::emulation::stored_value(p, static_cast<float>(negative(rng) ? -m : m));
   }
   return g;
 }
@@ -206,9 +203,9 @@ SparseExpectation<D> sparse_expectation(const Plan& plan, const HostGrid<D>& in,
   } else if (plan.backend == "cuda_sptc" && plan.boundary != Boundary::periodic) {
     // The band along each wall runs t single steps (the sparse executor's wall kernel):
     // t times one step's bound there (docs/PRECISION.md).
-    const ErrorBound one              = matrix_step_error_bound(plan.precision, original.size(), plan.float_grids);
-    const int t                       = plan.fused_steps;
-    const cuda_sptc::WallBands bands  = cuda_sptc::wall_bands(plan);
+    const ErrorBound one             = matrix_step_error_bound(plan.precision, original.size(), plan.float_grids);
+    const int t                      = plan.fused_steps;
+    const cuda_sptc::WallBands bands = cuda_sptc::wall_bands(plan);
     std::array<long, 3> extent{1, 1, 1}, x3{};
     for (int a = 0; a < D; ++a) extent[3 - D + a] = e.slack.extents[a];
     for (std::size_t flat = 0; flat < e.slack.values.size(); ++flat) {
@@ -230,15 +227,15 @@ SparseExpectation<D> sparse_expectation(const Plan& plan, const HostGrid<D>& in,
 }  // namespace sparstencil::test
 
 /// Expects `statement` to throw std::runtime_error whose message contains every string given.
-#define EXPECT_ERROR_MENTIONS(statement, ...)                                                   \
-  do {                                                                                          \
-    try {                                                                                       \
-      statement;                                                                                \
-      ADD_FAILURE() << "no exception from: " #statement;                                        \
-    } catch (const std::runtime_error& error_) {                                                \
-      for (const std::string& part_ : std::initializer_list<std::string>{__VA_ARGS__}) {                                           \
-        EXPECT_NE(std::string(error_.what()).find(part_), std::string::npos)                    \
-            << "message \"" << error_.what() << "\" does not mention \"" << part_ << "\"";      \
-      }                                                                                         \
-    }                                                                                           \
+#define EXPECT_ERROR_MENTIONS(statement, ...)                                              \
+  do {                                                                                     \
+    try {                                                                                  \
+      statement;                                                                           \
+      ADD_FAILURE() << "no exception from: " #statement;                                   \
+    } catch (const std::runtime_error& error_) {                                           \
+      for (const std::string& part_ : std::initializer_list<std::string>{__VA_ARGS__}) {   \
+        EXPECT_NE(std::string(error_.what()).find(part_), std::string::npos)               \
+            << "message \"" << error_.what() << "\" does not mention \"" << part_ << "\""; \
+      }                                                                                    \
+    }                                                                                      \
   } while (0)

@@ -41,10 +41,12 @@ TEST(Parse, ExplicitTerms) {
 TEST(Parse, TextFormRoundTrips) {
   for (const AnyStencil& s : presets::standard_set()) {
     EXPECT_EQ(to_text(parse_stencil(to_text(s))), to_text(s)) << name(s);
-    std::visit([&](const auto& st) {
-      using S = std::decay_t<decltype(st)>;
-      EXPECT_EQ(std::get<S>(parse_stencil(to_text(s))), st) << name(s);  // exact weights
-    }, s);
+    std::visit(
+        [&](const auto& st) {
+          using S = std::decay_t<decltype(st)>;
+          EXPECT_EQ(std::get<S>(parse_stencil(to_text(s))), st) << name(s);  // exact weights
+        },
+        s);
   }
 }
 

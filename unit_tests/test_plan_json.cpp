@@ -28,8 +28,8 @@ std::vector<Plan> sample_plans() {
   plans.push_back(cuda_sptc::make_sparse_plan(r, {1, 1, 16}));  // interleaved rows
   r = request_for(presets::heat_3d(), Precision::tf32, Boundary::periodic);
   plans.push_back(cuda_sptc::make_sparse_plan(r, {2, 2, 4}));  // gather table, tf32, 3-D
-  r           = request_for(presets::box_2d9p(), Precision::f32, Boundary::periodic);
-  r.backends  = {"generic"};
+  r          = request_for(presets::box_2d9p(), Precision::f32, Boundary::periodic);
+  r.backends = {"generic"};
   plans.push_back(make_plan(r));
   return plans;
 }
@@ -53,7 +53,7 @@ void emulate_on_random_grid(const Plan& plan) {
 
 /// The plan's JSON with the value at `pointer` replaced.
 std::string with(const Plan& plan, const std::string& pointer, const json& value) {
-  json j                       = json::parse(to_json(plan));
+  json j                         = json::parse(to_json(plan));
   j[json::json_pointer(pointer)] = value;
   return j.dump();
 }
@@ -61,33 +61,35 @@ std::string with(const Plan& plan, const std::string& pointer, const json& value
 TEST(PlanJson, EveryPlannedFormVerifiesAndReadsBack) {
   std::size_t checked = 0;
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (Precision p : sparse_precisions) {
-        for (int steps : {1, 2}) {
-          {
-            // (The boundary takes no part in the matrix form.)
-            PlanRequest r = request_for(s, p, Boundary::periodic, steps);
-            for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(fuse(s, steps)))) {
-              std::vector<Pairing> pairings = {Pairing::best};
-              if (cuda_sptc::is_row_run_tile(tile)) pairings.push_back(Pairing::interleaved);
-              for (Pairing pairing : pairings) {
-                r.pairing       = pairing;
-                const Plan plan = cuda_sptc::make_sparse_plan(r, tile);
-                EXPECT_NO_THROW(verify(plan)) << s.name() << " tile " << impl::tuple_string(tile);
-                EXPECT_EQ(plan_from_json(to_json(plan)), plan) << s.name() << " tile " << impl::tuple_string(tile);
-                ++checked;
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (Precision p : sparse_precisions) {
+            for (int steps : {1, 2}) {
+              {
+                // (The boundary takes no part in the matrix form.)
+                PlanRequest r = request_for(s, p, Boundary::periodic, steps);
+                for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(fuse(s, steps)))) {
+                  std::vector<Pairing> pairings = {Pairing::best};
+                  if (cuda_sptc::is_row_run_tile(tile)) pairings.push_back(Pairing::interleaved);
+                  for (Pairing pairing : pairings) {
+                    r.pairing       = pairing;
+                    const Plan plan = cuda_sptc::make_sparse_plan(r, tile);
+                    EXPECT_NO_THROW(verify(plan)) << s.name() << " tile " << impl::tuple_string(tile);
+                    EXPECT_EQ(plan_from_json(to_json(plan)), plan) << s.name() << " tile " << impl::tuple_string(tile);
+                    ++checked;
+                  }
+                }
               }
             }
           }
-        }
-      }
-    }, any);
+        },
+        any);
   }
   EXPECT_GT(checked, 300u);
   // A block per tile (pairs interleaved 16 apart: the 15 x 15 box).
-  PlanRequest r = request_for(box<2>(7), Precision::f16, Boundary::periodic, 1, {64, 64});
-  r.pairing     = Pairing::interleaved;
+  PlanRequest r   = request_for(box<2>(7), Precision::f16, Boundary::periodic, 1, {64, 64});
+  r.pairing       = Pairing::interleaved;
   const Plan wide = cuda_sptc::make_sparse_plan(r, {1, 16});
   ASSERT_EQ(wide.interleave, 16);
   EXPECT_EQ(plan_from_json(to_json(wide)), wide);
@@ -95,9 +97,9 @@ TEST(PlanJson, EveryPlannedFormVerifiesAndReadsBack) {
 
 TEST(PlanJson, RefusesPlansThatDoNotVerify) {
   const std::vector<Plan> plans = sample_plans();
-  const Plan& row = plans[0];     // heat1d, grid 157, tile 16
-  const Plan& gather = plans[1];  // heat2d, grid 19 x 37, tile 4 x 4
-  const Plan& generic = plans[5];
+  const Plan& row               = plans[0];  // heat1d, grid 157, tile 16
+  const Plan& gather            = plans[1];  // heat2d, grid 19 x 37, tile 4 x 4
+  const Plan& generic           = plans[5];
   // Tables pointing outside what they index.
   EXPECT_ERROR_MENTIONS(plan_from_json(with(gather, "/gather/3", 1000000)), "sparstencil::plan_from_json",
                         "field 'gather'", "entry 3 (1000000)", "inside the image");
@@ -175,7 +177,7 @@ TEST(PlanJson, RefusesPlansThatDoNotVerify) {
   other["stencil"]["text"]  = "0:0.5 2:0.5";
   EXPECT_ERROR_MENTIONS(plan_from_json(other.dump()), "field 'radius'", "(1) is not the radius (2)");
   // A one-point stencil fused over 2^31 - 1 steps is checked without 2^31 map builds.
-  json scaled              = json::parse(to_json(generic));
+  json scaled                = json::parse(to_json(generic));
   scaled["original"]["text"] = "0,0:1";
   scaled["stencil"]["text"]  = "0,0:1";
   scaled["fused_steps"]      = 2147483647;
@@ -184,7 +186,7 @@ TEST(PlanJson, RefusesPlansThatDoNotVerify) {
 
 TEST(PlanJson, WritesNamesThatAreNotUtf8) {
   // A stencil is named by whatever text it was given; to_json must not throw on it.
-  PlanRequest r = request_for(Stencil<1>({{{0}, 0.5}, {{1}, 0.5}}, "caf\xe9"), Precision::f16, Boundary::periodic);
+  PlanRequest r   = request_for(Stencil<1>({{{0}, 0.5}, {{1}, 0.5}}, "caf\xe9"), Precision::f16, Boundary::periodic);
   const Plan plan = make_plan(r);
   std::string text;
   ASSERT_NO_THROW(text = to_json(plan));
@@ -235,14 +237,14 @@ TEST(PlanJson, MutatedPlansAreRefusedClearlyOrEmulate) {
       }
     };
     for (const std::string& leaf : leaves) {
-      const json& value = original[json::json_pointer(leaf)];
+      const json& value              = original[json::json_pointer(leaf)];
       std::vector<json> replacements = {-1, 0, 1, 4294967297L, -2147483649L, 0.5, "x", nullptr, json::array()};
       if (value.is_number_integer()) {
         const long v = value.get<long>();
         for (long w : {v - 1, v + 1, 2 * v + 7, -v}) replacements.push_back(w);
       }
       for (const json& replacement : replacements) {
-        json mutated                          = original;
+        json mutated                      = original;
         mutated[json::json_pointer(leaf)] = replacement;
         attempt(mutated.dump(), leaf + " = " + replacement.dump());
       }

@@ -20,7 +20,7 @@ std::vector<int> expanded(const LaunchSteps& s) {
 
 /// Expects `out` to hold one step of heat_2d on `start` under the periodic boundary.
 void expect_heat_step(const HostGrid<2>& start, const V2& out) {
-  const Stencil<2> s = presets::heat_2d();
+  const Stencil<2> s   = presets::heat_2d();
   HostGrid<2> expected = start, magnitude = abs(start);
   reference_apply(s, start, expected, Boundary::periodic);
   reference_apply(abs_weights(s), abs(start), magnitude, Boundary::periodic);

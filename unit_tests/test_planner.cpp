@@ -15,8 +15,8 @@ void expect_emulation_matches(const Plan& plan, std::uint64_t seed) {
   const Stencil<D>& original = as<D>(plan.original);
   std::array<int, D> extents;
   for (int a = 0; a < D; ++a) extents[a] = static_cast<int>(plan.grid[a]);
-  const HostGrid<D> in = random_grid<D>(extents, plan.precision, seed);
-  HostGrid<D> out      = random_grid<D>(extents, plan.precision, seed + 1);
+  const HostGrid<D> in     = random_grid<D>(extents, plan.precision, seed);
+  HostGrid<D> out          = random_grid<D>(extents, plan.precision, seed + 1);
   const HostGrid<D> before = out;
   cuda_sptc::emulate(plan, in, out);
   const SparseExpectation<D> want = sparse_expectation(plan, in, before);
@@ -40,14 +40,16 @@ void expect_packing_round_trips(const Plan& plan, const KernelMatrix& a) {
   for (int row = 0; row < plan.a.m_blocks * 16; ++row) {
     std::vector<int> carried(a.cols, 0);
     for (int k = 0; k < k_total; ++k) {
-      const int c       = plan.order.columns[k];
-      const double want = (row < a.rows && c != zero_column) ? cuda_sptc::emulation::operand_value(plan.precision, a(row, c)) : 0.0;
-      const double got  = cuda_sptc::unpack_operand(plan.a, plan.precision, row, k);
+      const int c = plan.order.columns[k];
+      const double want =
+          (row < a.rows && c != zero_column) ? cuda_sptc::emulation::operand_value(plan.precision, a(row, c)) : 0.0;
+      const double got = cuda_sptc::unpack_operand(plan.a, plan.precision, row, k);
       if (plan.runs.empty() || got != 0.0) ASSERT_EQ(got, want) << "row " << row << " k " << k;
       if (c != zero_column && got != 0.0) ++carried[c];
     }
     for (int c = 0; c < a.cols && row < a.rows; ++c) {
-      if (cuda_sptc::emulation::operand_value(plan.precision, a(row, c)) != 0.0) ASSERT_EQ(carried[c], 1) << "row " << row << " column " << c;
+      if (cuda_sptc::emulation::operand_value(plan.precision, a(row, c)) != 0.0)
+        ASSERT_EQ(carried[c], 1) << "row " << row << " column " << c;
     }
   }
   for (std::uint32_t word : plan.a.metadata) {
@@ -71,7 +73,8 @@ int nonzeros_per_group(const Plan& plan, const KernelMatrix& a) {
   for (int row = 0; row < 16 * plan.a.m_blocks; ++row) {
     for (std::size_t start = 0; start < plan.order.columns.size(); start += group) {
       int n = 0;
-      for (int k = 0; k < group; ++k) n += cuda_sptc::unpack_operand(plan.a, plan.precision, row, static_cast<int>(start) + k) != 0.0;
+      for (int k = 0; k < group; ++k)
+        n += cuda_sptc::unpack_operand(plan.a, plan.precision, row, static_cast<int>(start) + k) != 0.0;
       worst = std::max(worst, n);
     }
   }
@@ -102,34 +105,38 @@ TEST(Planner, CandidateTiles) {
 TEST(Planner, PresetsEveryPrecisionBoundaryAndTileEmulateCorrectly) {
   std::uint64_t seed = 1;
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (Precision p : sparse_precisions) {
-        for (Boundary b : all_boundaries) {
-          const PlanRequest r = request_for(s, p, b);
-          for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(s))) {
-            const Plan plan = cuda_sptc::make_sparse_plan(r, tile);
-            expect_packing_round_trips(plan, morph(s, tile_of<D>(tile)));
-            expect_emulation_matches<D>(plan, seed++);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (Precision p : sparse_precisions) {
+            for (Boundary b : all_boundaries) {
+              const PlanRequest r = request_for(s, p, b);
+              for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(s))) {
+                const Plan plan = cuda_sptc::make_sparse_plan(r, tile);
+                expect_packing_round_trips(plan, morph(s, tile_of<D>(tile)));
+                expect_emulation_matches<D>(plan, seed++);
+              }
+            }
           }
-        }
-      }
-    }, any);
+        },
+        any);
   }
 }
 
 TEST(Planner, CatalogueStencilsEmulateCorrectly) {
   std::uint64_t seed = 1000;
   for (const auto& entry : load_catalogue(reference_catalogue_path())) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      const PlanRequest r = request_for(s, Precision::f16, Boundary::periodic);
-      for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(s))) {
-        const Plan plan = cuda_sptc::make_sparse_plan(r, tile);
-        EXPECT_LE(nonzeros_per_group(plan, morph(s, tile_of<D>(tile))), 2);
-        expect_emulation_matches<D>(plan, seed++);
-      }
-    }, entry.stencil);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D     = std::decay_t<decltype(s)>::rank;
+          const PlanRequest r = request_for(s, Precision::f16, Boundary::periodic);
+          for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(s))) {
+            const Plan plan = cuda_sptc::make_sparse_plan(r, tile);
+            EXPECT_LE(nonzeros_per_group(plan, morph(s, tile_of<D>(tile))), 2);
+            expect_emulation_matches<D>(plan, seed++);
+          }
+        },
+        entry.stencil);
   }
 }
 
@@ -140,7 +147,7 @@ TEST(Planner, RandomStencilsEveryTileEmulateCorrectly) {
   std::uniform_int_distribution<int> radius(1, 4), pick(0, 2);
   int plans = 0;
   int fused = 0;
-  auto run = [&](const auto& s) {
+  auto run  = [&](const auto& s) {
     constexpr int D = std::decay_t<decltype(s)>::rank;
     // Two fused steps in 1-D and 2-D where the small test grid holds the doubled radius
     // (3-D fused patches near 1000 columns make Edmonds too slow for a unit test; the
@@ -170,23 +177,25 @@ TEST(Planner, RandomStencilsEveryTileEmulateCorrectly) {
 TEST(Planner, FusedPlansMatchRepeatedSteps) {
   std::uint64_t seed = 77;
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (int t : {2, 3}) {
-        for (Boundary b : all_boundaries) {
-          PlanRequest r = request_for(s, Precision::f16, b, t);
-          r.backends    = {"cuda_sptc"};
-          // Under walls the executor steps the band t r_a wide along each wall (its wall
-          // kernel, emulated): the planner's plan and the row tile's equal t steps everywhere.
-          std::vector<int> row_tile(D, 1);
-          row_tile.back() = 16;
-          for (const Plan& plan : {make_plan(r), cuda_sptc::make_sparse_plan(r, row_tile)}) {
-            EXPECT_TRUE(plan.fusion_exact_everywhere());
-            expect_emulation_matches<D>(plan, seed++);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (int t : {2, 3}) {
+            for (Boundary b : all_boundaries) {
+              PlanRequest r = request_for(s, Precision::f16, b, t);
+              r.backends    = {"cuda_sptc"};
+              // Under walls the executor steps the band t r_a wide along each wall (its wall
+              // kernel, emulated): the planner's plan and the row tile's equal t steps everywhere.
+              std::vector<int> row_tile(D, 1);
+              row_tile.back() = 16;
+              for (const Plan& plan : {make_plan(r), cuda_sptc::make_sparse_plan(r, row_tile)}) {
+                EXPECT_TRUE(plan.fusion_exact_everywhere());
+                expect_emulation_matches<D>(plan, seed++);
+              }
+            }
           }
-        }
-      }
-    }, any);
+        },
+        any);
   }
 }
 
@@ -196,11 +205,11 @@ TEST(Planner, WallBandsCoverTheBandOnce) {
   // wall kernel's shared memory; where no region can, the planner refuses the fused plan
   // naming the band.
   auto check = [](const auto& s, const std::vector<long>& grid, int steps, Boundary b) {
-    constexpr int D = std::decay_t<decltype(s)>::rank;
-    PlanRequest r = request_for<D>(s, Precision::f16, b, steps);
-    r.grid        = grid;
-    r.backends    = {"cuda_sptc"};
-    const Plan plan            = make_plan(r);
+    constexpr int D              = std::decay_t<decltype(s)>::rank;
+    PlanRequest r                = request_for<D>(s, Precision::f16, b, steps);
+    r.grid                       = grid;
+    r.backends                   = {"cuda_sptc"};
+    const Plan plan              = make_plan(r);
     const cuda_sptc::WallBands w = cuda_sptc::wall_bands(plan);
     std::array<long, 3> n{1, 1, 1};
     for (int a = 0; a < D; ++a) n[3 - D + a] = grid[a];
@@ -234,8 +243,8 @@ TEST(Planner, WallBandsCoverTheBandOnce) {
   // 2-D bands at depth 7 (regions of 14 x 78 and 46 x 15 points), 3-D faces (34 x 66 a plane).
   auto block_threads = [](const auto& s, const auto& grid, int steps) {
     constexpr int D = std::decay_t<decltype(s)>::rank;
-    PlanRequest r = request_for<D>(s, Precision::f16, Boundary::fixed_rim, steps, grid);
-    r.backends    = {"cuda_sptc"};
+    PlanRequest r   = request_for<D>(s, Precision::f16, Boundary::fixed_rim, steps, grid);
+    r.backends      = {"cuda_sptc"};
     return cuda_sptc::wall_block_threads(cuda_sptc::wall_bands(make_plan(r)).largest_region);
   };
   EXPECT_EQ(block_threads(presets::box_2d9p(), std::array<int, 2>{10240, 10240}, 7), 128);
@@ -246,7 +255,8 @@ TEST(Planner, WallBandsCoverTheBandOnce) {
                 PlanRequest r = request_for<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, 3);
                 r.backends    = {"cuda_sptc"};
                 return r;
-              }())).boxes.empty());  // periodic: no wall kernel
+              }()))
+                  .boxes.empty());  // periodic: no wall kernel
   PlanRequest wide = request_for<3>(box<3>(4), Precision::f16, Boundary::fixed_rim, 3, {64, 64, 64});
   wide.backends    = {"cuda_sptc"};
   EXPECT_ERROR_MENTIONS(make_plan(wide), "band along the walls", "shared memory");
@@ -261,25 +271,27 @@ TEST(Planner, EveryPairingRuleEmulatesCorrectly) {
   stencils.push_back(box<2>(7));
   for (int i = 0; i < 20; ++i) stencils.push_back(random_stencil<2>(rng, 1 + i % 4));
   for (const AnyStencil& any : stencils) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      PlanRequest r = request_for(s, Precision::f16, Boundary::periodic);
-      if (D == 2 && s.max_radius() == 7) r.grid = {40, 64};
-      for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(s))) {
-        const bool row = std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
-        for (Pairing rule : {Pairing::hierarchical, Pairing::edmonds, Pairing::strided_swapping}) {
-          if (rule == Pairing::strided_swapping && !row) continue;
-          r.pairing       = rule;
-          const Plan plan = cuda_sptc::make_sparse_plan(r, tile);
-          // A forced rule gives the gather form, also on 16-output rows.
-          EXPECT_TRUE(plan.runs.empty());
-          EXPECT_EQ(plan.pairing, rule == Pairing::hierarchical ? "hierarchical"
-                                  : rule == Pairing::edmonds    ? "edmonds"
-                                                                : "strided swapping");
-          expect_emulation_matches<D>(plan, seed++);
-        }
-      }
-    }, any);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          PlanRequest r   = request_for(s, Precision::f16, Boundary::periodic);
+          if (D == 2 && s.max_radius() == 7) r.grid = {40, 64};
+          for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(s))) {
+            const bool row = std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
+            for (Pairing rule : {Pairing::hierarchical, Pairing::edmonds, Pairing::strided_swapping}) {
+              if (rule == Pairing::strided_swapping && !row) continue;
+              r.pairing       = rule;
+              const Plan plan = cuda_sptc::make_sparse_plan(r, tile);
+              // A forced rule gives the gather form, also on 16-output rows.
+              EXPECT_TRUE(plan.runs.empty());
+              EXPECT_EQ(plan.pairing, rule == Pairing::hierarchical ? "hierarchical"
+                                      : rule == Pairing::edmonds    ? "edmonds"
+                                                                    : "strided swapping");
+              expect_emulation_matches<D>(plan, seed++);
+            }
+          }
+        },
+        any);
   }
 }
 
@@ -296,7 +308,7 @@ int placed_pair(int w, int interleave) {
 int value_read_by_run(const Plan& p, int k) {
   const int D = p.dims(), V = 16 / storage_bytes(p.precision);
   const sparstencil::Run& run = p.runs.at(k / V);
-  int x = run.offset[D - 1] + k % V;  // position the run reads, from the tile origin
+  int x                       = run.offset[D - 1] + k % V;  // position the run reads, from the tile origin
   if (p.interleave != 0) {  // the value the kernel's copy put at that place of the ring row
     const int lead = cuda_sptc::row_run_layout(p).lead, held = lead + x;
     int pair = held / 2 / p.interleave * p.interleave;
@@ -304,7 +316,7 @@ int value_read_by_run(const Plan& p, int k) {
     x = 2 * pair + held % 2 - lead;
   }
   const std::vector<int> stride = p.shared_strides();
-  int offset = (x + p.shared_lead[D - 1]) * stride[D - 1];
+  int offset                    = (x + p.shared_lead[D - 1]) * stride[D - 1];
   for (int a = 0; a + 1 < D; ++a) offset += (run.offset[a] + p.shared_lead[a]) * stride[a];
   return offset;
 }
@@ -320,50 +332,52 @@ TEST(Planner, RowRunsReadWhatTheGatherTableSays) {
   for (int i = 0; i < 6; ++i) stencils.push_back(random_stencil<3>(rng, 1 + i % 2));
   int checked = 0;
   for (const AnyStencil& any : stencils) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (Precision precision : sparse_precisions) {
-        for (int steps : {1, 2}) {
-         for (Pairing rule : {Pairing::best, Pairing::parity_split, Pairing::interleaved}) {
-          PlanRequest r = request_for(s, precision, Boundary::periodic, steps);
-          r.pairing     = rule;
-          std::vector<int> tile(D, 1);
-          tile[D - 1] = 16;
-          Plan plan;
-          try {
-            plan = cuda_sptc::make_sparse_plan(r, tile);
-          } catch (const std::exception&) {
-            continue;  // grid too small for the fused radius
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (Precision precision : sparse_precisions) {
+            for (int steps : {1, 2}) {
+              for (Pairing rule : {Pairing::best, Pairing::parity_split, Pairing::interleaved}) {
+                PlanRequest r = request_for(s, precision, Boundary::periodic, steps);
+                r.pairing     = rule;
+                std::vector<int> tile(D, 1);
+                tile[D - 1] = 16;
+                Plan plan;
+                try {
+                  plan = cuda_sptc::make_sparse_plan(r, tile);
+                } catch (const std::exception&) {
+                  continue;  // grid too small for the fused radius
+                }
+                ASSERT_FALSE(plan.runs.empty()) << name(any);
+                ASSERT_EQ(plan.runs.size() * (16 / storage_bytes(precision)), plan.gather.size());
+                for (std::size_t k = 0; k < plan.gather.size(); ++k) {
+                  if (plan.gather[k] < 0) continue;
+                  ASSERT_EQ(value_read_by_run(plan, static_cast<int>(k)), plan.gather[k])
+                      << name(any) << " " << to_string(precision) << " t=" << steps << " K row " << k;
+                }
+                // Runs start aligned in the kernel's image rows: one 16-byte ldmatrix row each.
+                const cuda_sptc::RowRunLayout layout = cuda_sptc::row_run_layout(plan);
+                const int lead                       = layout.lead;
+                for (const sparstencil::Run& run : plan.runs) {
+                  EXPECT_EQ((lead + run.offset[D - 1]) % (16 / storage_bytes(precision)), 0);
+                }
+                // 1-D/2-D rings hold whole steps (a step's rows never wrap) and the steps in
+                // flight; a step's outputs are staged in its own first rows.
+                if (D < 3) {
+                  EXPECT_EQ(layout.ring % layout.rows, 0) << name(any);
+                  EXPECT_GE(layout.ring, layout.rows * (layout.ahead + 1) + 2 * layout.row_halo) << name(any);
+                  EXPECT_TRUE(layout.stage_in_ring);
+                  EXPECT_EQ(layout.stage_pitch, layout.pitch);
+                }
+                // The packed A' carries every weight once (taps split by parity included).
+                expect_packing_round_trips(plan, morph(as<D>(plan.stencil), tile_of<D>(tile)));
+                if (rule == Pairing::parity_split) EXPECT_EQ(plan.interleave, 0);
+                ++checked;
+              }
+            }
           }
-          ASSERT_FALSE(plan.runs.empty()) << name(any);
-          ASSERT_EQ(plan.runs.size() * (16 / storage_bytes(precision)), plan.gather.size());
-          for (std::size_t k = 0; k < plan.gather.size(); ++k) {
-            if (plan.gather[k] < 0) continue;
-            ASSERT_EQ(value_read_by_run(plan, static_cast<int>(k)), plan.gather[k])
-                << name(any) << " " << to_string(precision) << " t=" << steps << " K row " << k;
-          }
-          // Runs start aligned in the kernel's image rows: one 16-byte ldmatrix row each.
-          const cuda_sptc::RowRunLayout layout = cuda_sptc::row_run_layout(plan);
-          const int lead            = layout.lead;
-          for (const sparstencil::Run& run : plan.runs) {
-            EXPECT_EQ((lead + run.offset[D - 1]) % (16 / storage_bytes(precision)), 0);
-          }
-          // 1-D/2-D rings hold whole steps (a step's rows never wrap) and the steps in
-          // flight; a step's outputs are staged in its own first rows.
-          if (D < 3) {
-            EXPECT_EQ(layout.ring % layout.rows, 0) << name(any);
-            EXPECT_GE(layout.ring, layout.rows * (layout.ahead + 1) + 2 * layout.row_halo) << name(any);
-            EXPECT_TRUE(layout.stage_in_ring);
-            EXPECT_EQ(layout.stage_pitch, layout.pitch);
-          }
-          // The packed A' carries every weight once (taps split by parity included).
-          expect_packing_round_trips(plan, morph(as<D>(plan.stencil), tile_of<D>(tile)));
-          if (rule == Pairing::parity_split) EXPECT_EQ(plan.interleave, 0);
-          ++checked;
-         }
-        }
-      }
-    }, any);
+        },
+        any);
   }
   EXPECT_GT(checked, 600);
 }
@@ -400,8 +414,8 @@ TEST(Planner, InterleavedRowsHalveTheChunksOfWideRows) {
       fused.steps       = 3;
       EXPECT_NE(cuda_sptc::make_sparse_plan(fused, tile).interleave, 0) << c.stencil;
     }
-    r.pairing                = Pairing::interleaved;
-    const Plan interleaved   = cuda_sptc::make_sparse_plan(r, tile);
+    r.pairing              = Pairing::interleaved;
+    const Plan interleaved = cuda_sptc::make_sparse_plan(r, tile);
     EXPECT_EQ(interleaved.a.k_chunks, c.interleaved) << c.stencil;
     EXPECT_EQ(interleaved.interleave, c.interleave) << c.stencil;
     EXPECT_EQ(interleaved.pairing, "row runs, pairs interleaved " + std::to_string(c.interleave) + " apart");
@@ -421,23 +435,24 @@ TEST(Planner, InterleavedRowsHalveTheChunksOfWideRows) {
   // Taps spanning 8 to 15 values (15 x 15 box) interleave 16 apart, a block of 32 values
   // for every tile, where the rows shift (2-D); 16 values or more have no interleaved form.
   PlanRequest r;
-  r.stencil  = box<2>(7);
-  r.grid     = {256, 256};
-  r.backends = {"cuda_sptc"};
-  r.pairing  = Pairing::interleaved;
+  r.stencil       = box<2>(7);
+  r.grid          = {256, 256};
+  r.backends      = {"cuda_sptc"};
+  r.pairing       = Pairing::interleaved;
   const Plan wide = cuda_sptc::make_sparse_plan(r, {1, 16});
   EXPECT_EQ(wide.interleave, 16);
   EXPECT_EQ(wide.a.k_chunks, 15);
   const cuda_sptc::RowRunLayout wide_layout = cuda_sptc::row_run_layout(wide);
   EXPECT_TRUE(wide_layout.shifted);
-  EXPECT_EQ(wide_layout.row_values, 4 * 32);     // a block per tile of the strip
+  EXPECT_EQ(wide_layout.row_values, 4 * 32);      // a block per tile of the strip
   EXPECT_EQ(wide_layout.copied_values, 48 + 32);  // the distinct values they hold
   // 48 ring rows (one step in flight: 2 x 16 + 14, whole steps) with the outputs staged in
   // them keep 8 warps a block (staged beside 46 rows, 7).
   EXPECT_EQ(wide_layout.ring, 48);
   EXPECT_EQ(wide_layout.warps, 8);
   r.pairing = Pairing::best;
-  EXPECT_EQ(cuda_sptc::make_sparse_plan(r, {1, 16}).interleave, 16);  // the cost model's pick (H100: 350-360 against 311-313)
+  EXPECT_EQ(cuda_sptc::make_sparse_plan(r, {1, 16}).interleave,
+            16);          // the cost model's pick (H100: 350-360 against 311-313)
   r.stencil = box<3>(4);  // 3-D: no block per tile
   r.grid    = {16, 16, 64};
   r.pairing = Pairing::interleaved;
@@ -454,15 +469,15 @@ TEST(Planner, InterleavedRowsHalveTheChunksOfWideRows) {
 TEST(Planner, EmulationCatchesACorruptedPlan) {
   // The emulator check must be able to fail: swap two gather entries, flip a metadata
   // nibble, and the result leaves the bound.
-  const auto s = presets::box_2d9p();
-  Plan plan    = cuda_sptc::make_sparse_plan(request_for(s, Precision::f16, Boundary::periodic), {4, 4});
-  const auto extents = small_grid<2>();
+  const auto s         = presets::box_2d9p();
+  Plan plan            = cuda_sptc::make_sparse_plan(request_for(s, Precision::f16, Boundary::periodic), {4, 4});
+  const auto extents   = small_grid<2>();
   const HostGrid<2> in = random_grid<2>(extents, Precision::f16, 3);
   HostGrid<2> expected(extents), magnitude(extents);
   reference_apply(s, in, expected, Boundary::periodic);
   reference_apply(abs_weights(s), abs(in), magnitude, Boundary::periodic);
   const double factor = cuda_sptc::step_error_bound(Precision::f16, s.size()).factor;
-  auto emulated = [&](const Plan& p) {
+  auto emulated       = [&](const Plan& p) {
     HostGrid<2> out(extents);
     cuda_sptc::emulate(p, in, out);
     return out;
@@ -517,7 +532,7 @@ TEST(Planner, RangeOfEveryPrecisionIsChecked) {
   r.grid      = {101};
   r.precision = Precision::f16;
   EXPECT_ERROR_MENTIONS(make_plan(r), "worst-case output 200000", "f16's largest value 65504", "input_magnitude");
-  r.allow_overflow = true;
+  r.allow_overflow   = true;
   const Plan allowed = make_plan(r);
   EXPECT_EQ(allowed.backend, "generic");  // f16 operands cannot hold the weights
   ASSERT_EQ(allowed.warnings.size(), 1u);
@@ -528,7 +543,8 @@ TEST(Planner, RangeOfEveryPrecisionIsChecked) {
   r.precision      = Precision::f32;  // float holds these
   EXPECT_NO_THROW(make_plan(r));
   // A biharmonic stencil (sum of |weights| 64) fused three times: 64^3 > 65504 in f16.
-  r.stencil   = parse_stencil("0,0:20 1,0:-8 -1,0:-8 0,1:-8 0,-1:-8 1,1:2 1,-1:2 -1,1:2 -1,-1:2 2,0:1 -2,0:1 0,2:1 0,-2:1");
+  r.stencil =
+      parse_stencil("0,0:20 1,0:-8 -1,0:-8 0,1:-8 0,-1:-8 1,1:2 1,-1:2 -1,1:2 -1,-1:2 2,0:1 -2,0:1 0,2:1 0,-2:1");
   r.grid      = {64, 64};
   r.precision = Precision::f16;
   r.steps     = 3;
@@ -562,17 +578,17 @@ TEST(Planner, SizesAreCheckedIn64Bits) {
   EXPECT_ERROR_MENTIONS(make_plan(r), "grid extent 1000000000000 along axis 0", "2^31 - 1");
   r.grid = {-5, 10};
   EXPECT_ERROR_MENTIONS(make_plan(r), "extent below 1");
-  r.grid   = {(1L << 31) - 1, 1024};  // large but countable: predicted for that many points
-  r.device = "gpu";                    // (a description without a memory size: 8.8 TB of f16 grids)
+  r.grid          = {(1L << 31) - 1, 1024};  // large but countable: predicted for that many points
+  r.device        = "gpu";                   // (a description without a memory size: 8.8 TB of f16 grids)
   const Plan plan = make_plan(r);
   EXPECT_NEAR(plan.predicted.gstencils * plan.predicted.seconds * 1e9, 1024.0 * ((1L << 31) - 1), 1e6);
 }
 
 TEST(Planner, ChoosesAndExplains) {
   PlanRequest r;
-  r.stencil   = parse_stencil("box2d:r=3");
-  r.grid      = {10240, 10240};
-  r.precision = Precision::f16;
+  r.stencil       = parse_stencil("box2d:r=3");
+  r.grid          = {10240, 10240};
+  r.precision     = Precision::f16;
   const Plan plan = make_plan(r);
   EXPECT_EQ(plan.backend, "cuda_sptc");
   EXPECT_FALSE(plan.bids.empty());
@@ -605,10 +621,10 @@ TEST(Planner, GenericPredictionKnowsCompiledShapes) {
     EXPECT_EQ(generic::has_compiled_kernel(parse_stencil("box3d:r=2"), gpu), gpu);
   }
   PlanRequest r;
-  r.grid      = {10240, 10240};
-  r.precision = Precision::f32;
-  r.backends = {"generic"};
-  r.stencil   = parse_stencil("box2d:r=3");
+  r.grid              = {10240, 10240};
+  r.precision         = Precision::f32;
+  r.backends          = {"generic"};
+  r.stencil           = parse_stencil("box2d:r=3");
   const Plan compiled = make_plan(r);
   r.stencil           = parse_stencil("box2d:r=2");
   const Plan runtime  = make_plan(r);
@@ -634,7 +650,9 @@ TEST(Planner, SparseModelKeepsTheMeasuredOrder) {
     r.backends  = {"cuda_sptc"};
     return make_plan(r);
   };
-  auto per_step = [&](const AnyStencil& s, int steps, Boundary b) { return plan(s, steps, b).predicted.seconds / steps; };
+  auto per_step = [&](const AnyStencil& s, int steps, Boundary b) {
+    return plan(s, steps, b).predicted.seconds / steps;
+  };
   // Heat-2D t = 3: rows as they are (1711 GStencil/s) beat interleaved rows (1572-1608);
   // Box-3D27P t = 1: interleaved (395) beats rows as they are (362).
   EXPECT_EQ(plan(presets::heat_2d(), 3, Boundary::periodic).interleave, 0);
@@ -692,17 +710,17 @@ TEST(Planner, ExplainsTheFourScenarios) {
     const char* verdict;
   };
   const Case cases[] = {
-      {"heat2d", {10240, 10240}, 1, 1, "no gain possible"},         // memory bound on both sides
-      {"box3d27p", {512, 512, 512}, 3, 2, "tensor cores lose"},     // fusion inflates alpha / S
-      {"box2d49p", {10240, 10240}, 1, 3, "tensor cores win"},       // 49 FMAs a point: plain cores compute bound
-      {"box2d:r=8", {10240, 10240}, 1, 4, "alpha < S P_TC / P_CU"}, // compute bound on both
-      {"box2d:r=7", {10240, 10240}, 1, 3, "tensor cores win"},      // interleaved 16 apart: half the MMAs
+      {"heat2d", {10240, 10240}, 1, 1, "no gain possible"},          // memory bound on both sides
+      {"box3d27p", {512, 512, 512}, 3, 2, "tensor cores lose"},      // fusion inflates alpha / S
+      {"box2d49p", {10240, 10240}, 1, 3, "tensor cores win"},        // 49 FMAs a point: plain cores compute bound
+      {"box2d:r=8", {10240, 10240}, 1, 4, "alpha < S P_TC / P_CU"},  // compute bound on both
+      {"box2d:r=7", {10240, 10240}, 1, 3, "tensor cores win"},       // interleaved 16 apart: half the MMAs
   };
   for (const Case& c : cases) {
     PlanRequest r;
-    r.stencil = parse_stencil(c.stencil);
-    r.grid    = c.grid;
-    r.steps   = c.steps;
+    r.stencil       = parse_stencil(c.stencil);
+    r.grid          = c.grid;
+    r.steps         = c.steps;
     const Plan plan = make_plan(r);
     ASSERT_TRUE(plan.scenario.known) << c.stencil;
     EXPECT_EQ(plan.scenario.number(), c.scenario) << c.stencil << "\n" << explain(plan);
@@ -727,11 +745,11 @@ TEST(Planner, ExplainsTheFourScenarios) {
 // the H100, for its index work (generic_temporal_efficiency).
 TEST(Planner, GenericFusionByTemporalBlocking) {
   PlanRequest r;
-  r.stencil   = presets::heat_2d();
-  r.grid      = {10240, 10240};
-  r.precision = Precision::f32;
-  r.backends = {"generic"};
-  r.steps     = 4;
+  r.stencil                = presets::heat_2d();
+  r.grid                   = {10240, 10240};
+  r.precision              = Precision::f32;
+  r.backends               = {"generic"};
+  r.steps                  = 4;
   const Prediction blocked = generic::predict(r, true);
   const Prediction unfused = generic::predict(r, false);
   EXPECT_TRUE(blocked.temporal_blocking);
@@ -756,10 +774,10 @@ TEST(Planner, GenericFusionByTemporalBlocking) {
   EXPECT_FALSE(make_plan(r).predicted.temporal_blocking);
   EXPECT_ERROR_MENTIONS(generic::predict(r, true), "temporal blocking of 7 steps", "team scratch");
   EXPECT_NE(explain(make_plan(r)).find("7 launches of one step"), std::string::npos);
-  r.stencil   = presets::heat_2d();
-  r.precision = Precision::f32;
-  r.steps     = 4;
-  r.device    = "cpu";
+  r.stencil           = presets::heat_2d();
+  r.precision         = Precision::f32;
+  r.steps             = 4;
+  r.device            = "cpu";
   const Plan cpu_plan = make_plan(r);
   EXPECT_TRUE(plan_from_json(to_json(cpu_plan)) == cpu_plan);
 }
@@ -769,12 +787,12 @@ TEST(Planner, GenericFusionByTemporalBlocking) {
 // deepest compiled depth only FusedKernel is left, which loses to single steps in 2-D.
 TEST(Planner, GenericStreamingTemporalBlocking) {
   PlanRequest r;
-  r.stencil   = presets::heat_2d();
-  r.grid      = {10240, 10240};
-  r.backends  = {"generic"};
+  r.stencil  = presets::heat_2d();
+  r.grid     = {10240, 10240};
+  r.backends = {"generic"};
   for (Precision precision : {Precision::f32, Precision::f64}) {
-    r.precision = precision;
-    r.steps     = 1;
+    r.precision     = precision;
+    r.steps         = 1;
     double per_step = generic::predict(r).seconds;
     for (int t = 2; t <= generic::stream_temporal_depth(2, 1); ++t) {
       r.steps             = t;
@@ -789,9 +807,9 @@ TEST(Planner, GenericStreamingTemporalBlocking) {
   // Box-2D49P in double: depth 2 (its deepest) pays, by more than the 2% iterate's
   // automatic depth asks (measured: 158 GStencil/s against 111 for single steps, whose
   // double sums reach a third of the f64 FMA rate).
-  r.stencil   = presets::box_2d49p();
-  r.precision = Precision::f64;
-  r.steps     = 1;
+  r.stencil             = presets::box_2d49p();
+  r.precision           = Precision::f64;
+  r.steps               = 1;
   const double box_step = generic::predict(r).seconds;
   r.steps               = 2;
   EXPECT_TRUE(make_plan(r).predicted.temporal_blocking);
@@ -811,10 +829,10 @@ TEST(Planner, GenericStreamingTemporalBlocking) {
   // for the star and the box (measured 1.13-1.25x).
   r.boundary = Boundary::fixed_rim;
   for (const AnyStencil& stencil : {presets::heat_3d(), presets::box_3d27p()}) {
-    r.stencil = stencil;
-    r.steps   = 1;
-    const double step = generic::predict(r).seconds;
-    r.steps           = 2;
+    r.stencil            = stencil;
+    r.steps              = 1;
+    const double step    = generic::predict(r).seconds;
+    r.steps              = 2;
     const Prediction two = generic::predict(r);
     EXPECT_TRUE(two.temporal_blocking) << name(stencil);
     EXPECT_LT(two.seconds / 2, 0.98 * step) << name(stencil);
@@ -823,9 +841,9 @@ TEST(Planner, GenericStreamingTemporalBlocking) {
     EXPECT_LT(generic::predict(r).seconds, 0.8 * step) << name(stencil);
     r.boundary = Boundary::fixed_rim;
   }
-  r.stencil = presets::heat_2d();
-  r.grid    = {10240, 10240};
-  r.steps   = 1;
+  r.stencil             = presets::heat_2d();
+  r.grid                = {10240, 10240};
+  r.steps               = 1;
   const double walls_2d = generic::predict(r).seconds;
   r.boundary            = Boundary::periodic;
   EXPECT_GT(generic::predict(r).seconds, 0.98 * walls_2d);
@@ -851,10 +869,11 @@ TEST(Planner, GenericModelKeepsTheMeasuredOrder) {
     int steps;
     double us;
   };
-  const Measured runs[] = {{presets::heat_1d(), Precision::f16, 1, 32.7},  {presets::heat_1d(), Precision::f64, 1, 50.5},
-                           {presets::heat_2d(), Precision::f16, 1, 145.7}, {presets::heat_2d(), Precision::f32, 1, 241.3},
-                           {presets::heat_2d(), Precision::f64, 1, 446.6}, {presets::heat_2d(), Precision::f32, 5, 85.1},
-                           {presets::heat_2d(), Precision::f16, 5, 124.3}, {presets::box_2d9p(), Precision::f64, 4, 160.9}};
+  const Measured runs[] = {
+      {presets::heat_1d(), Precision::f16, 1, 32.7},  {presets::heat_1d(), Precision::f64, 1, 50.5},
+      {presets::heat_2d(), Precision::f16, 1, 145.7}, {presets::heat_2d(), Precision::f32, 1, 241.3},
+      {presets::heat_2d(), Precision::f64, 1, 446.6}, {presets::heat_2d(), Precision::f32, 5, 85.1},
+      {presets::heat_2d(), Precision::f16, 5, 124.3}, {presets::box_2d9p(), Precision::f64, 4, 160.9}};
   for (const Measured& m : runs) {
     EXPECT_NEAR(per_step(m.stencil, m.precision, m.steps) * 1e6, m.us, 0.16 * m.us)
         << name(m.stencil) << ' ' << to_string(m.precision) << " t = " << m.steps;
@@ -897,10 +916,10 @@ TEST(Planner, RequestErrors) {
   r.steps = 30;
   r.grid  = {100, 50};
   EXPECT_ERROR_MENTIONS(make_plan(r), "grid extent 50 along axis 1 is too small for radius 30");
-  r.steps    = 1;
-  r.device   = "tpu";
+  r.steps  = 1;
+  r.device = "tpu";
   EXPECT_ERROR_MENTIONS(make_plan(r), "unknown device 'tpu'", "h100");
-  r.device    = "cpu";
+  r.device   = "cpu";
   r.backends = {"cuda_sptc"};
   EXPECT_ERROR_MENTIONS(make_plan(r), "device cpu has no sparse tensor cores");
   r.device    = "h100";

@@ -37,17 +37,16 @@ Stencil<D> wild_stencil(std::mt19937_64& rng, int radius) {
 
 template <int D>
 void one_case(std::mt19937_64& rng, Tally& tally) {
-  const int radius          = std::uniform_int_distribution<int>(1, D == 3 ? 1 : 2)(rng);
-  const Stencil<D> stencil  = wild_stencil<D>(rng, radius);
-  constexpr Precision precisions[] = {Precision::f16, Precision::bf16, Precision::tf32, Precision::f32,
-                                      Precision::f64};
-  const Precision precision = precisions[rng() % 5];
-  const Boundary boundary   = all_boundaries[rng() % 3];
-  const int steps           = rng() % 4 == 0 ? 2 : 1;
+  const int radius                 = std::uniform_int_distribution<int>(1, D == 3 ? 1 : 2)(rng);
+  const Stencil<D> stencil         = wild_stencil<D>(rng, radius);
+  constexpr Precision precisions[] = {Precision::f16, Precision::bf16, Precision::tf32, Precision::f32, Precision::f64};
+  const Precision precision        = precisions[rng() % 5];
+  const Boundary boundary          = all_boundaries[rng() % 3];
+  const int steps                  = rng() % 4 == 0 ? 2 : 1;
   std::array<int, D> grid{};
   for (int a = 0; a < D; ++a) grid[a] = 2 * steps * radius + 1 + static_cast<int>(rng() % (D == 3 ? 6 : 24));
-  PlanRequest r           = request_for<D>(stencil, precision, boundary, steps, grid);
-  r.input_magnitude       = 1.0;
+  PlanRequest r     = request_for<D>(stencil, precision, boundary, steps, grid);
+  r.input_magnitude = 1.0;
   // Half the tensor-core precisions' cases name the sparse backend: its plans emulated.
   const bool sparse_named = precision != Precision::f32 && precision != Precision::f64 && rng() % 2 == 0;
   if (sparse_named) r.backends = {"cuda_sptc"};
@@ -91,7 +90,7 @@ void one_case(std::mt19937_64& rng, Tally& tally) {
     Options options{boundary, "generic"};
     options.fusion = steps;
     StencilPlan<Kokkos::DefaultHostExecutionSpace, View> held(Kokkos::DefaultHostExecutionSpace(), stencil, a, b,
-                                                             options);
+                                                              options);
     HostGrid<D> expected = before, magnitude = abs(before);
     if (steps == 1) {
       held.apply(a, b);
@@ -103,7 +102,8 @@ void one_case(std::mt19937_64& rng, Tally& tally) {
       magnitude = reference_iterate(abs_weights(stencil), abs(in), steps, boundary);
     }
     const HostGrid<D> got = to_grid<D>(steps == 1 ? b : a);
-    const bool ok = static_cast<bool>(within_bound(got, expected, magnitude, steps * step_error_factor<T>(stencil.size())));
+    const bool ok =
+        static_cast<bool>(within_bound(got, expected, magnitude, steps * step_error_factor<T>(stencil.size())));
     EXPECT_TRUE(ok) << label << " (generic)";
     tally.outside += !ok;
     ++tally.executed;
@@ -124,10 +124,11 @@ TEST(RandomStencils, PlannedEmulatedAndRunWithinTheirBounds) {
       default: one_case<3>(rng, tally);
     }
   }
-  std::printf("random stencils: %d cases, %d planned (%d emulated on the sparse plan, %d run on the generic "
-              "executor), %d refused for values past the precision's range, %d fused sparse launches refused "
-              "under walls, %d outside their bound\n",
-              cases, tally.planned, tally.emulated, tally.executed, tally.refused, tally.walls, tally.outside);
+  std::printf(
+      "random stencils: %d cases, %d planned (%d emulated on the sparse plan, %d run on the generic "
+      "executor), %d refused for values past the precision's range, %d fused sparse launches refused "
+      "under walls, %d outside their bound\n",
+      cases, tally.planned, tally.emulated, tally.executed, tally.refused, tally.walls, tally.outside);
   EXPECT_EQ(tally.outside, 0);
   EXPECT_EQ(tally.planned + tally.refused + tally.walls, cases);
   if (cases >= 100) {

@@ -9,16 +9,16 @@ namespace sparstencil::test {
 namespace {
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
-#define SKIP_WITHOUT_SPARSE_DISPATCH()                                                                   \
-  do {                                                                                                   \
-    if (cuda_sptc::device_count() == 0 || !cuda_sptc::has_sparse_tensor_cores(cuda_sptc::device_info(0)))               \
-      GTEST_SKIP() << "no CUDA device of compute capability 8.0+: sparse dispatch test skipped";         \
+#define SKIP_WITHOUT_SPARSE_DISPATCH()                                                                    \
+  do {                                                                                                    \
+    if (cuda_sptc::device_count() == 0 || !cuda_sptc::has_sparse_tensor_cores(cuda_sptc::device_info(0))) \
+      GTEST_SKIP() << "no CUDA device of compute capability 8.0+: sparse dispatch test skipped";          \
   } while (0)
 
 template <class Layout>
 void expect_sparse_apply(const Stencil<2>& stencil, Boundary boundary, const std::string& choice,
                          const std::array<int, 2>& e = {203, 517}) {
-  using View           = GridView<Kokkos::Experimental::half_t, 2, Layout, Kokkos::CudaSpace>;
+  using View = GridView<Kokkos::Experimental::half_t, 2, Layout, Kokkos::CudaSpace>;
   View in = make_view<View>("in", e), out = make_view<View>("out", e);
   fill_random<2>(in, 5);
   fill_random<2>(out, 6);
@@ -62,7 +62,7 @@ TEST(SparseDispatch, ForcedSparseForEveryPreset2D) {
 
 TEST(SparseDispatch, IterateRunsOnTheSparseExecutor) {
   SKIP_WITHOUT_SPARSE_DISPATCH();
-  using View = GridView<Kokkos::Experimental::half_t, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+  using View         = GridView<Kokkos::Experimental::half_t, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
   const Stencil<2> s = as<2>(presets::by_name("heat2d"));
   View a("a", 64, 96), b("b", 64, 96);
   fill_random<2>(a, 9);
@@ -71,9 +71,9 @@ TEST(SparseDispatch, IterateRunsOnTheSparseExecutor) {
   Kokkos::fence();
   EXPECT_EQ(report.executor, "cuda_sptc");
   EXPECT_EQ(report.steps, 3);
-  const HostGrid<2> expected = reference_iterate(s, start, 3, Boundary::periodic);
-  HostGrid<2> magnitude      = reference_iterate(abs_weights(s), abs(start), 3, Boundary::periodic);
-  const cuda_sptc::ErrorBound bound     = cuda_sptc::step_error_bound(Precision::f16, s.size());
+  const HostGrid<2> expected        = reference_iterate(s, start, 3, Boundary::periodic);
+  HostGrid<2> magnitude             = reference_iterate(abs_weights(s), abs(start), 3, Boundary::periodic);
+  const cuda_sptc::ErrorBound bound = cuda_sptc::step_error_bound(Precision::f16, s.size());
   for (double& v : magnitude.values) v = 3 * (bound.factor * v + bound.floor);  // three steps' errors
   EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, 1.0));
 }
@@ -84,7 +84,7 @@ TEST(SparseDispatch, IterateRunsOnTheSparseExecutor) {
 // counts too (the handles end swapped either way).
 TEST(SparseDispatch, RecordedIterateEqualsLaunchedSteps) {
   SKIP_WITHOUT_SPARSE_DISPATCH();
-  using View = GridView<Kokkos::Experimental::half_t, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+  using View         = GridView<Kokkos::Experimental::half_t, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
   const Stencil<2> s = as<2>(presets::by_name("heat2d"));
   for (int steps : {40, 37}) {
     HostGrid<2> results[2];
@@ -101,9 +101,9 @@ TEST(SparseDispatch, RecordedIterateEqualsLaunchedSteps) {
       const RunReport report = plan.iterate(a, b, steps);
       Kokkos::fence();
       EXPECT_EQ(report.executor, "cuda_sptc");
-      results[graphs] = to_grid<2>(a);
-      const HostGrid<2> expected = reference_iterate(s, start, 2 * steps, Boundary::periodic);
-      HostGrid<2> magnitude      = reference_iterate(abs_weights(s), abs(start), 2 * steps, Boundary::periodic);
+      results[graphs]                   = to_grid<2>(a);
+      const HostGrid<2> expected        = reference_iterate(s, start, 2 * steps, Boundary::periodic);
+      HostGrid<2> magnitude             = reference_iterate(abs_weights(s), abs(start), 2 * steps, Boundary::periodic);
       const cuda_sptc::ErrorBound bound = cuda_sptc::step_error_bound(Precision::f16, s.size());
       for (double& v : magnitude.values) v = 2 * steps * (bound.factor * v + bound.floor);
       EXPECT_TRUE(within_bound(results[graphs], expected, magnitude, 1.0)) << steps << " steps, graphs " << graphs;
@@ -135,7 +135,7 @@ TEST(SparseDispatch, AutomaticFusionFollowsThePlanner) {
   SKIP_WITHOUT_SPARSE_DISPATCH();
   const int steps = 6;
   {
-    using View = GridView<Kokkos::Experimental::half_t, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
+    using View         = GridView<Kokkos::Experimental::half_t, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
     const Stencil<2> s = as<2>(presets::by_name("box2d9p"));
     for (Boundary boundary : {Boundary::periodic, Boundary::fixed_rim}) {
       View a("a", 2048, 2048), b("b", 2048, 2048);
@@ -147,25 +147,26 @@ TEST(SparseDispatch, AutomaticFusionFollowsThePlanner) {
       EXPECT_EQ(report.executor, "cuda_sptc") << to_string(boundary);
       EXPECT_GT(report.steps_per_launch, 1) << to_string(boundary);
       const int t = report.steps_per_launch, launches = (steps + t - 1) / t;
-      const HostGrid<2> expected = reference_iterate(s, start, steps, boundary);
-      HostGrid<2> magnitude      = reference_iterate(abs_weights(s), abs(start), steps, boundary);
-      const cuda_sptc::ErrorBound bound     = cuda_sptc::step_error_bound(Precision::f16, fuse(s, t).size());
-      const cuda_sptc::ErrorBound one       = cuda_sptc::step_error_bound(Precision::f16, s.size());
-      for (double& v : magnitude.values) v = launches * (bound.factor * v + bound.floor) + steps * (one.factor * v + one.floor);
+      const HostGrid<2> expected        = reference_iterate(s, start, steps, boundary);
+      HostGrid<2> magnitude             = reference_iterate(abs_weights(s), abs(start), steps, boundary);
+      const cuda_sptc::ErrorBound bound = cuda_sptc::step_error_bound(Precision::f16, fuse(s, t).size());
+      const cuda_sptc::ErrorBound one   = cuda_sptc::step_error_bound(Precision::f16, s.size());
+      for (double& v : magnitude.values)
+        v = launches * (bound.factor * v + bound.floor) + steps * (one.factor * v + one.floor);
       EXPECT_TRUE(within_bound(to_grid<2>(a), expected, magnitude, 1.0))
           << to_string(boundary) << ", " << t << " steps a launch on " << report.executor;
     }
   }
   {
-    using View = GridView<float, 2, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+    using View         = GridView<float, 2, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
     const Stencil<2> s = as<2>(presets::by_name("heat2d"));
     View a("a", 2048, 2048), b("b", 2048, 2048);
     fill_random<2>(a, 22);
     Kokkos::deep_copy(b, a);
     const HostGrid<2> start = to_grid<2>(a);
     Options options{Boundary::periodic};
-    options.fusion          = 3;  // the planner keeps float steps unfused: temporal blocking forced
-    const RunReport report  = iterate(Kokkos::Cuda(), s, a, b, steps, options);
+    options.fusion         = 3;  // the planner keeps float steps unfused: temporal blocking forced
+    const RunReport report = iterate(Kokkos::Cuda(), s, a, b, steps, options);
     Kokkos::fence();
     EXPECT_EQ(report.executor, "generic");
     EXPECT_EQ(report.steps_per_launch, 3);
@@ -180,9 +181,9 @@ TEST(SparseDispatch, DoubleViewsCannotBeForced) {
   SKIP_WITHOUT_SPARSE_DISPATCH();
   using View = GridView<double, 2, Kokkos::LayoutRight, Kokkos::CudaSpace>;
   View in("in", 32, 32), out("out", 32, 32);
-  EXPECT_ERROR_MENTIONS(apply(Kokkos::Cuda(), as<2>(presets::by_name("heat2d")), in, out,
-                              {Boundary::periodic, "cuda_sptc"}),
-                        "half_t", "float");
+  EXPECT_ERROR_MENTIONS(
+      apply(Kokkos::Cuda(), as<2>(presets::by_name("heat2d")), in, out, {Boundary::periodic, "cuda_sptc"}), "half_t",
+      "float");
 }
 
 #else
@@ -192,8 +193,9 @@ TEST(SparseDispatch, ForcingWithoutTheExecutorIsAClearError) {
   View in("in", 16, 16), out("out", 16, 16);
   EXPECT_ERROR_MENTIONS(apply(as<2>(presets::by_name("heat2d")), in, out, {Boundary::periodic, "cuda_sptc"}),
                         "sparse executor is not built");
-  std::printf("sparse dispatch not built here (needs Kokkos with CUDA and the CUDA executor): GPU dispatch tests "
-              "run on CUDA builds only\n");
+  std::printf(
+      "sparse dispatch not built here (needs Kokkos with CUDA and the CUDA executor): GPU dispatch tests "
+      "run on CUDA builds only\n");
 }
 
 #endif

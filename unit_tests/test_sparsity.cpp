@@ -85,10 +85,12 @@ TEST(Morph, Heat1DByHand) {
 TEST(Morph, ComputesTheStencilOnEveryPresetAndTile) {
   std::mt19937_64 rng(5);
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (const auto& tile : tiles<D>()) expect_morph_computes_stencil(s, tile, rng);
-    }, any);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (const auto& tile : tiles<D>()) expect_morph_computes_stencil(s, tile, rng);
+        },
+        any);
   }
 }
 
@@ -97,14 +99,16 @@ TEST(Sparsity, PresetsAndCatalogueGiveValidTwoFourOrders) {
   for (const auto& entry : load_catalogue(reference_catalogue_path())) all.push_back(entry.stencil);
   int checked = 0;
   for (const AnyStencil& any : all) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (const auto& tile : tiles<D>()) {
-        if (!fits(s, tile)) continue;
-        expect_valid_orders(s, tile);
-        ++checked;
-      }
-    }, any);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (const auto& tile : tiles<D>()) {
+            if (!fits(s, tile)) continue;
+            expect_valid_orders(s, tile);
+            ++checked;
+          }
+        },
+        any);
   }
   EXPECT_GT(checked, 300);
 }
@@ -115,7 +119,7 @@ TEST(Sparsity, RandomStencilsGiveValidTwoFourOrders) {
   std::mt19937_64 rng(31);
   std::uniform_int_distribution<int> radius(1, 4);
   int checked = 0;
-  auto run = [&](const auto& s) {
+  auto run    = [&](const auto& s) {
     constexpr int D = std::decay_t<decltype(s)>::rank;
     for (const auto& tile : tiles<D>()) {
       if (!fits(s, tile)) continue;
@@ -195,8 +199,8 @@ TEST(Sparsity, HierarchicalMatchingEqualsGeneralOnStaircaseInputs) {
 
 TEST(Sparsity, StarCornersAreDroppedNotPadded) {
   // Star-2D13P on a 4x4 tile: the 10x10 patch's corner blocks are never read.
-  const KernelMatrix a  = morph(presets::star_2d13p(), TileShape<2>{4, 4});
-  const ColumnOrder o   = pair_columns_general(a);
+  const KernelMatrix a = morph(presets::star_2d13p(), TileShape<2>{4, 4});
+  const ColumnOrder o  = pair_columns_general(a);
   EXPECT_EQ(o.dropped_columns, 4 * 9);
   EXPECT_EQ(static_cast<int>(o.columns.size()) - o.zero_columns, 100 - 36);
 }
@@ -212,7 +216,7 @@ TEST(Sparsity, CheckersCatchViolations) {
   repeated.columns = {0, 1, 1, 2};
   EXPECT_THROW(check_column_order(dense, repeated), std::logic_error);  // 1 twice, 3 missing
   ColumnOrder odd;
-  odd.columns = {0, 1, 2, 3, zero_column};
+  odd.columns      = {0, 1, 2, 3, zero_column};
   odd.zero_columns = 1;
   EXPECT_THROW(check_column_order(dense, odd), std::logic_error);
   // Every column of a dense matrix conflicts with every other: all need a zero partner.
@@ -244,21 +248,23 @@ TEST(StridedSwapping, ValidOnRowTilesForAnyStencil) {
   }
   int checked = 0;
   for (const AnyStencil& any : all) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (int length : {8, 16, 32}) {
-        typename Stencil<D>::index_type tile;
-        tile.fill(1);
-        tile[D - 1] = length;
-        if (!fits(s, tile)) continue;
-        const KernelMatrix a = morph(s, tile);
-        const ColumnOrder o  = pair_columns_strided(a, PatchGeometry<D>(tile, s.radius()));
-        ASSERT_NO_THROW(check_column_order(a, o)) << s.name();
-        EXPECT_LE(max_nonzeros_per_group(a, o, 2), 1) << s.name() << " row of " << length;
-        EXPECT_GE(o.zero_columns, pair_columns_general(a).zero_columns) << s.name();  // Edmonds is minimal
-        ++checked;
-      }
-    }, any);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (int length : {8, 16, 32}) {
+            typename Stencil<D>::index_type tile;
+            tile.fill(1);
+            tile[D - 1] = length;
+            if (!fits(s, tile)) continue;
+            const KernelMatrix a = morph(s, tile);
+            const ColumnOrder o  = pair_columns_strided(a, PatchGeometry<D>(tile, s.radius()));
+            ASSERT_NO_THROW(check_column_order(a, o)) << s.name();
+            EXPECT_LE(max_nonzeros_per_group(a, o, 2), 1) << s.name() << " row of " << length;
+            EXPECT_GE(o.zero_columns, pair_columns_general(a).zero_columns) << s.name();  // Edmonds is minimal
+            ++checked;
+          }
+        },
+        any);
   }
   EXPECT_GT(checked, 400);
 }
@@ -271,8 +277,8 @@ TEST(StridedSwapping, SpiderBox15x15RowOf16) {
   const ColumnOrder o  = pair_columns_strided(a, PatchGeometry<2>({1, 16}, s.radius()));
   EXPECT_EQ(o.columns.size(), 15u * 32u);
   EXPECT_EQ(o.zero_columns, 15 * 2);
-  const std::vector<int> first_row{0, 17, 2, 19, 4, 21, 6, 23, 8, 25, 10, 27, 12, 29, 14, zero_column,
-                                   16, 1, 18, 3, 20, 5, 22, 7, 24, 9, 26, 11, 28, 13, zero_column, 15};
+  const std::vector<int> first_row{0,  17, 2,  19, 4,  21, 6,  23, 8,  25, 10, 27, 12, 29, 14,          zero_column,
+                                   16, 1,  18, 3,  20, 5,  22, 7,  24, 9,  26, 11, 28, 13, zero_column, 15};
   EXPECT_EQ(std::vector<int>(o.columns.begin(), o.columns.begin() + 32), first_row);
   EXPECT_LE(max_nonzeros_per_group(a, o, 4), 2);
   // The planner reaches the same K when strided swapping is asked for (gather form), and
@@ -283,7 +289,7 @@ TEST(StridedSwapping, SpiderBox15x15RowOf16) {
   r.grid    = {10240, 10240};
   r.pairing = Pairing::strided_swapping;
   EXPECT_EQ(cuda_sptc::make_sparse_plan(r, {1, 16}).order.columns.size(), 480u);
-  r.pairing = Pairing::best;
+  r.pairing       = Pairing::best;
   const Plan runs = cuda_sptc::make_sparse_plan(r, {1, 16});
   EXPECT_EQ(runs.order.columns.size(), 480u);
   EXPECT_EQ(runs.pairing, "row runs, pairs interleaved 16 apart");
@@ -291,8 +297,7 @@ TEST(StridedSwapping, SpiderBox15x15RowOf16) {
   EXPECT_EQ(cuda_sptc::make_sparse_plan(r, {1, 16}).order.columns.size(), 960u);
   r.pairing = Pairing::best;
   EXPECT_EQ(make_plan(r).backend, "cuda_sptc");
-  EXPECT_ERROR_MENTIONS(pair_columns_strided(morph(s, {2, 8}), PatchGeometry<2>({2, 8}, s.radius())),
-                        "is not a row");
+  EXPECT_ERROR_MENTIONS(pair_columns_strided(morph(s, {2, 8}), PatchGeometry<2>({2, 8}, s.radius())), "is not a row");
 }
 
 }  // namespace

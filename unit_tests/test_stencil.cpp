@@ -8,11 +8,13 @@ namespace sparstencil::test {
 namespace {
 
 double weight_sum(const AnyStencil& s) {
-  return std::visit([](const auto& st) {
-    double sum = 0;
-    for (const auto& t : st.terms()) sum += t.weight;
-    return sum;
-  }, s);
+  return std::visit(
+      [](const auto& st) {
+        double sum = 0;
+        for (const auto& t : st.terms()) sum += t.weight;
+        return sum;
+      },
+      s);
 }
 
 TEST(Stencil, RejectsEmpty) {
@@ -21,8 +23,7 @@ TEST(Stencil, RejectsEmpty) {
 }
 
 TEST(Stencil, RejectsDuplicateOffsets) {
-  EXPECT_ERROR_MENTIONS(Stencil<2>({{{1, 0}, 0.5}, {{0, 0}, 0.2}, {{1, 0}, 0.3}}), "duplicate offset",
-                        "(1,0)");
+  EXPECT_ERROR_MENTIONS(Stencil<2>({{{1, 0}, 0.5}, {{0, 0}, 0.2}, {{1, 0}, 0.3}}), "duplicate offset", "(1,0)");
 }
 
 TEST(Stencil, RejectsNonFiniteWeights) {
@@ -39,8 +40,7 @@ TEST(Stencil, RejectsOffsetsBeyondSupportedRadius) {
 }
 
 TEST(Stencil, RejectsMixedDimensions) {
-  EXPECT_ERROR_MENTIONS(make_stencil({{0, 0}, {1, 0, 0}}, {0.5, 0.5}), "mixed dimensions", "term 1",
-                        "(1,0,0)");
+  EXPECT_ERROR_MENTIONS(make_stencil({{0, 0}, {1, 0, 0}}, {0.5, 0.5}), "mixed dimensions", "term 1", "(1,0,0)");
   EXPECT_ERROR_MENTIONS(make_stencil({{0, 0, 0, 0}}, {1.0}), "4 coordinates");
   EXPECT_ERROR_MENTIONS(make_stencil({{0}, {1}}, {1.0}), "2 offsets but 1 weights");
 }
@@ -57,17 +57,18 @@ TEST(Stencil, RadiusPerAxisAndWeightLookup) {
 }
 
 TEST(Presets, PointCountsRadiiAndUnitWeightSum) {
-  const std::vector<std::pair<int, int>> expected{{3, 1},  {5, 2},  {5, 1}, {9, 1},
-                                                  {13, 3}, {49, 3}, {7, 1}, {27, 1}};
+  const std::vector<std::pair<int, int>> expected{{3, 1}, {5, 2}, {5, 1}, {9, 1}, {13, 3}, {49, 3}, {7, 1}, {27, 1}};
   const std::vector<int> dims{1, 1, 2, 2, 2, 2, 3, 3};
   const auto set = presets::standard_set();
   ASSERT_EQ(set.size(), 8u);
   for (std::size_t i = 0; i < set.size(); ++i) {
     EXPECT_EQ(dimension(set[i]), dims[i]) << name(set[i]);
-    std::visit([&](const auto& s) {
-      EXPECT_EQ(static_cast<int>(s.size()), expected[i].first) << s.name();
-      EXPECT_EQ(s.max_radius(), expected[i].second) << s.name();
-    }, set[i]);
+    std::visit(
+        [&](const auto& s) {
+          EXPECT_EQ(static_cast<int>(s.size()), expected[i].first) << s.name();
+          EXPECT_EQ(s.max_radius(), expected[i].second) << s.name();
+        },
+        set[i]);
     EXPECT_NEAR(weight_sum(set[i]), 1.0, 1e-14) << name(set[i]);  // diffusion/smoothing steps
   }
 }

@@ -156,8 +156,7 @@ TEST(StencilPlan, ViewsOtherThanItsOwnAreClearErrors) {
   const S2 dense_in = right_in, dense_out = right_out;
   EXPECT_ERROR_MENTIONS(strided.apply(dense_in, dense_out), "strides", "made for");
   // A dimension other than the Views' rank.
-  EXPECT_ERROR_MENTIONS((StencilPlan<Space, V2>(Space(), AnyStencil(presets::heat_3d()), in, out)), "3-D",
-                        "rank 2");
+  EXPECT_ERROR_MENTIONS((StencilPlan<Space, V2>(Space(), AnyStencil(presets::heat_3d()), in, out)), "3-D", "rank 2");
 }
 
 TEST(StencilPlan, OneOffCallsAreKeyedByExactWeights) {
@@ -251,9 +250,7 @@ TEST(StencilPlan, ProfilingRegionsNameTheBackendAndClose) {
   Kokkos::Tools::Experimental::set_push_region_callback(nullptr);
   Kokkos::Tools::Experimental::set_pop_region_callback(nullptr);
   EXPECT_EQ(open_regions, 0);
-  const auto seen = [](const std::string& name) {
-    return std::count(pushed.begin(), pushed.end(), name);
-  };
+  const auto seen = [](const std::string& name) { return std::count(pushed.begin(), pushed.end(), name); };
   EXPECT_EQ(seen("sparstencil::apply[generic]"), 2);
   EXPECT_EQ(seen("sparstencil::iterate[generic]"), 1);
   EXPECT_EQ(seen("sparstencil::test[throws]"), 1);
@@ -263,8 +260,8 @@ TEST(StencilPlan, ConfigurationNamesBackendsAndKokkos) {
   std::ostringstream out;
   print_configuration(out);
   const std::string text = out.str();
-  for (const char* part : {"SparStencil " SPARSTENCIL_VERSION_STRING, "generic", "cuda_sptc", "Kokkos ",
-                           Space::name(), "device: "}) {
+  for (const char* part :
+       {"SparStencil " SPARSTENCIL_VERSION_STRING, "generic", "cuda_sptc", "Kokkos ", Space::name(), "device: "}) {
     EXPECT_NE(text.find(part), std::string::npos) << part << " missing from:\n" << text;
   }
   EXPECT_GE(SPARSTENCIL_VERSION, 100);

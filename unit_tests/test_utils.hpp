@@ -32,20 +32,19 @@ std::array<int, D> extents_of(const View& v) {
 /// strided device Views must go through one (Kokkos copies across spaces only when
 /// contiguous).
 template <int D, class View>
-using ContiguousOf = GridView<typename View::non_const_value_type, D, Kokkos::LayoutRight,
-                              typename View::memory_space>;
+using ContiguousOf = GridView<typename View::non_const_value_type, D, Kokkos::LayoutRight, typename View::memory_space>;
 
 /// Fills a View with values of magnitude in [0.25, 1] and random sign: never zero.
 template <int D, class View>
 void fill_random(const View& v, std::uint64_t seed) {
-  using T = typename View::non_const_value_type;
+  using T      = typename View::non_const_value_type;
   auto staging = make_view<ContiguousOf<D, View>>("staging", extents_of<D>(v));
   auto host    = Kokkos::create_mirror_view(staging);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> magnitude(0.25, 1.0);
   std::bernoulli_distribution negative(0.5);
   for_each_point<D>(extents_of<D>(v), [&](const std::array<int, D>& i) {
-    const double m = magnitude(rng);
+    const double m                          = magnitude(rng);
     impl::element<D>(host, to_kokkos<D>(i)) = static_cast<T>(negative(rng) ? -m : m);
   });
   Kokkos::deep_copy(staging, host);
@@ -66,4 +65,3 @@ HostGrid<D> to_grid(const View& v) {
 }
 
 }  // namespace sparstencil::test
-

@@ -117,8 +117,7 @@ TEST(Wisdom, FilesThatDoNotVerifyAreRefusedNamingTheField) {
   expect_refused([](json& f) { f["plans"][1]["request"]["grid"] = {1 << 20, 3}; }, {"'plans[1].request.grid'"});
   expect_refused([](json& f) { f["plans"][0]["request"]["steps"] = 2; }, {"'plans[0].request.steps'"});
   expect_refused([](json& f) { f["plans"][2]["request"]["stencil"] = "heat1d"; }, {"'plans[2].request.stencil'"});
-  expect_refused([](json& f) { f["plans"][0]["request"]["backends"] = {"nobody"}; },
-                 {"'plans[0].request.backends'"});
+  expect_refused([](json& f) { f["plans"][0]["request"]["backends"] = {"nobody"}; }, {"'plans[0].request.backends'"});
   expect_refused([](json& f) { f["plans"][0]["request"]["input_magnitude"] = "1.0"; },
                  {"'plans[0].request.input_magnitude'", "hexadecimal"});
   expect_refused([](json& f) { f["plans"][0]["request"]["pairing"] = 99; }, {"'plans[0].request.pairing'"});

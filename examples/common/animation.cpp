@@ -55,7 +55,8 @@ void write_animation(const std::vector<std::string>& frames, const std::string& 
     command += " | ffmpeg -loglevel error -y -f concat -safe 0 -r " + std::to_string(frames_per_second) +
                " -i - -pix_fmt yuv420p -vf 'scale=trunc(iw/2)*2:trunc(ih/2)*2' " + quoted(path);
   }
-  if (std::system(command.c_str()) != 0) throw std::runtime_error("animation '" + path + "': the command failed: " + command);
+  if (std::system(command.c_str()) != 0)
+    throw std::runtime_error("animation '" + path + "': the command failed: " + command);
 }
 
 RunArguments parse_run_arguments(const std::string& program, int argc, char* argv[], RunArguments a, int min_n,
@@ -64,23 +65,24 @@ RunArguments parse_run_arguments(const std::string& program, int argc, char* arg
     const std::string flag = argv[i];
     if (flag.rfind("--kokkos-", 0) == 0) continue;
     if (flag == "--help" || flag == "-h") {
-      std::printf("usage: %s [--n N] [--steps S] [--frames K] [--png FILE] [--gif FILE]\n"
-                  "  --n N       N x N grid, %d <= N <= 65536 (default %d)\n"
-                  "  --steps S   time steps (default %d)\n"
-                  "  --frames K  K frames over the run, written beside --gif (default 0; %d with --gif)\n"
-                  "  --png FILE  the final %s (default %s)\n"
-                  "  --gif FILE  the frames as an animation (.gif: ImageMagick, .mp4: ffmpeg)\n",
-                  program.c_str(), min_n, a.n, a.steps, default_frames, what.c_str(), a.png.c_str());
+      std::printf(
+          "usage: %s [--n N] [--steps S] [--frames K] [--png FILE] [--gif FILE]\n"
+          "  --n N       N x N grid, %d <= N <= 65536 (default %d)\n"
+          "  --steps S   time steps (default %d)\n"
+          "  --frames K  K frames over the run, written beside --gif (default 0; %d with --gif)\n"
+          "  --png FILE  the final %s (default %s)\n"
+          "  --gif FILE  the frames as an animation (.gif: ImageMagick, .mp4: ffmpeg)\n",
+          program.c_str(), min_n, a.n, a.steps, default_frames, what.c_str(), a.png.c_str());
       std::exit(0);
     }
     if (i + 1 >= argc) throw std::runtime_error(program + ": " + flag + " needs a value");
     const std::string value = argv[++i];
-    auto number = [&](long lo, long hi) {
+    auto number             = [&](long lo, long hi) {
       char* end    = nullptr;
       const long v = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end || v < lo || v > hi) {
         throw std::runtime_error(program + ": " + flag + " expects an integer from " + std::to_string(lo) + " to " +
-                                 std::to_string(hi) + ", got '" + value + "'");
+                                             std::to_string(hi) + ", got '" + value + "'");
       }
       return static_cast<int>(v);
     };

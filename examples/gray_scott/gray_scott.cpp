@@ -20,13 +20,14 @@
 
 namespace {
 
-using Field = Kokkos::View<float**>;
+using Field         = Kokkos::View<float**>;
 constexpr double du = 1.0, dv = 0.5, feed = 0.0545, kill = 0.062;
 
 /// The reaction, in the accumulation type A (float on the device, double in the check).
 struct Reaction {
   template <class A>
-  KOKKOS_INLINE_FUNCTION Kokkos::Array<A, 2> operator()(const Kokkos::Array<A, 2>& lap, const Kokkos::Array<A, 2>& c) const {
+  KOKKOS_INLINE_FUNCTION Kokkos::Array<A, 2> operator()(const Kokkos::Array<A, 2>& lap,
+                                                        const Kokkos::Array<A, 2>& c) const {
     const A uvv = c[0] * c[1] * c[1];
     return {c[0] + A(du) * lap[0] - uvv + A(feed) * (A(1) - c[0]), c[1] + A(dv) * lap[1] + uvv - A(feed + kill) * c[1]};
   }
@@ -45,7 +46,8 @@ void seed(const Field& u, const Field& v, int n, std::uint64_t s) {
   std::mt19937_64 rng(s);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) hu(i, j) = static_cast<float>(1.0 - 0.02 * unit(rng)), hv(i, j) = static_cast<float>(0.02 * unit(rng));
+    for (int j = 0; j < n; ++j)
+      hu(i, j) = static_cast<float>(1.0 - 0.02 * unit(rng)), hv(i, j) = static_cast<float>(0.02 * unit(rng));
   const int side = std::max(3, n / 24);
   for (int k = 0; k < 12; ++k) {
     const int i0 = static_cast<int>(unit(rng) * (n - side)), j0 = static_cast<int>(unit(rng) * (n - side));
@@ -71,7 +73,10 @@ struct Simulation {
   Simulation(int rows, int cols)
       : update({sparstencil::StencilOn<2>(laplacian9(), 0), sparstencil::StencilOn<2>(laplacian9(), 1)},
                sparstencil::FaceConditions<2>(sparstencil::FaceCondition::neumann())),
-        u("u", rows, cols), v("v", rows, cols), u2("u2", rows, cols), v2("v2", rows, cols) {}
+        u("u", rows, cols),
+        v("v", rows, cols),
+        u2("u2", rows, cols),
+        v2("v2", rows, cols) {}
   void step() {
     update.run(Kokkos::DefaultExecutionSpace(), sparstencil::fields(u, v), sparstencil::fields(u2, v2), Reaction{});
     std::swap(u, u2);
@@ -90,11 +95,12 @@ bool check_against_reference() {
   sparstencil::UpdateShape<2> shape;
   shape.results = {sparstencil::StencilOn<2>(laplacian9(), 0), sparstencil::StencilOn<2>(laplacian9(), 1)};
   for (int s = 0; s < steps; ++s) {
-    sparstencil::reference_update(shape, sim.update.faces(), {}, state, next,
-                                  [](const std::vector<double>& r, const std::vector<double>& c, const std::array<int, 2>&) {
-                                    const auto o = Reaction{}(Kokkos::Array<double, 2>{r[0], r[1]}, Kokkos::Array<double, 2>{c[0], c[1]});
-                                    return std::vector<double>{o[0], o[1]};
-                                  });
+    sparstencil::reference_update(
+        shape, sim.update.faces(), {}, state, next,
+        [](const std::vector<double>& r, const std::vector<double>& c, const std::array<int, 2>&) {
+          const auto o = Reaction{}(Kokkos::Array<double, 2>{r[0], r[1]}, Kokkos::Array<double, 2>{c[0], c[1]});
+          return std::vector<double>{o[0], o[1]};
+        });
     std::swap(state, next);
   }
   const auto got_u = host_field(sim.u), got_v = host_field(sim.v);
@@ -131,9 +137,11 @@ int run(const RunArguments& args) {
   }
   Kokkos::fence();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("gray_scott: %d steps of %d^2 (2 fields, 9-point Laplacians, neumann walls) on %s in %.2f s: %.2f Gpoint "
-              "updates/s%s\n", args.steps, args.n, Kokkos::DefaultExecutionSpace::name(), seconds,
-              double(args.n) * args.n * args.steps / seconds / 1e9, args.frames ? " (frames included)" : "");
+  std::printf(
+      "gray_scott: %d steps of %d^2 (2 fields, 9-point Laplacians, neumann walls) on %s in %.2f s: %.2f Gpoint "
+      "updates/s%s\n",
+      args.steps, args.n, Kokkos::DefaultExecutionSpace::name(), seconds,
+      double(args.n) * args.n * args.steps / seconds / 1e9, args.frames ? " (frames included)" : "");
   write_v(sim.v, args.n, args.png);
   std::printf("gray_scott: wrote %s\n", args.png.c_str());
   if (!args.gif.empty()) std::printf("gray_scott: %s\n", recorder.finish().c_str());

@@ -22,9 +22,9 @@ namespace {
 using Field = Kokkos::View<float**>;
 
 struct Arguments {
-  int n             = 1024;
-  int steps         = 500;
-  std::string png   = "heat2d.png";
+  int n           = 1024;
+  int steps       = 500;
+  std::string png = "heat2d.png";
 };
 
 constexpr int max_number = 1 << 20;
@@ -46,22 +46,23 @@ Arguments parse_arguments(int argc, char* argv[]) {
     const std::string flag = argv[i];
     if (flag.rfind("--kokkos-", 0) == 0) continue;  // Kokkos' own (--kokkos-num-threads=4)
     if (flag == "--help" || flag == "-h") {
-      std::printf("usage: heat2d [--n N] [--steps S] [--png FILE] [--kokkos-...]\n"
-                  "  --n N       grid of N x N floats, 16 <= N <= %d (default 1024)\n"
-                  "  --steps S   time steps, 1 <= S <= %d (default 500)\n"
-                  "  --png FILE  image of the final field (default heat2d.png)\n"
-                  "  Kokkos' options: --kokkos-help\n",
-                  max_number, max_number);
+      std::printf(
+          "usage: heat2d [--n N] [--steps S] [--png FILE] [--kokkos-...]\n"
+          "  --n N       grid of N x N floats, 16 <= N <= %d (default 1024)\n"
+          "  --steps S   time steps, 1 <= S <= %d (default 500)\n"
+          "  --png FILE  image of the final field (default heat2d.png)\n"
+          "  Kokkos' options: --kokkos-help\n",
+          max_number, max_number);
       std::exit(0);
     }
     if (i + 1 >= argc) throw std::runtime_error("heat2d: " + flag + " needs a value");
     const std::string value = argv[++i];
-    auto number = [&](int lowest) {
+    auto number             = [&](int lowest) {
       char* end    = nullptr;
       const long v = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0' || v < lowest || v > max_number) {
-        throw std::runtime_error("heat2d: " + flag + " expects an integer from " + std::to_string(lowest) +
-                                 " to " + std::to_string(max_number) + ", got '" + value + "'");
+        throw std::runtime_error("heat2d: " + flag + " expects an integer from " + std::to_string(lowest) + " to " +
+                                             std::to_string(max_number) + ", got '" + value + "'");
       }
       return static_cast<int>(v);
     };
@@ -79,7 +80,9 @@ Field initial_field(int n, std::uint64_t seed) {
   auto host = Kokkos::create_mirror_view(Field("T0", n, n));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  struct Disc { double x, y, r, t; };
+  struct Disc {
+    double x, y, r, t;
+  };
   std::vector<Disc> discs;
   for (int k = 0; k < 40; ++k) discs.push_back({unit(rng), unit(rng), 0.01 + 0.02 * unit(rng), 0.3 + 0.7 * unit(rng)});
   for (int i = 0; i < n; ++i)
@@ -113,19 +116,19 @@ bool check_against_reference(const sparstencil::Stencil<2>& heat, sparstencil::O
   Kokkos::deep_copy(b, a);
   const auto start = to_grid(a);
   sparstencil::iterate(heat, a, b, steps, options);
-  const auto got       = to_grid(a);
-  const auto expected  = sparstencil::reference_iterate(heat, start, steps, options.boundary);
-  const double factor  = steps * sparstencil::step_error_factor<float>(heat.size());
+  const auto got      = to_grid(a);
+  const auto expected = sparstencil::reference_iterate(heat, start, steps, options.boundary);
+  const double factor = steps * sparstencil::step_error_factor<float>(heat.size());
   double worst = 0, worst_bound = 0;
-  bool pass    = true;
+  bool pass = true;
   for (std::size_t k = 0; k < got.values.size(); ++k) {
     const double error = std::abs(got.values[k] - expected.values[k]);
     const double bound = factor * std::abs(expected.values[k]) + 1e-30;  // weights >= 0: |W|^t|u| = W^t u
     pass               = pass && error <= bound;
     if (error > worst) worst = error, worst_bound = bound;
   }
-  std::printf("  %-16s %dx%d, %d steps vs double reference: max error %.2e (bound there %.2e)  %s\n",
-              "check", n, n, steps, worst, worst_bound, pass ? "PASS" : "FAIL");
+  std::printf("  %-16s %dx%d, %d steps vs double reference: max error %.2e (bound there %.2e)  %s\n", "check", n, n,
+              steps, worst, worst_bound, pass ? "PASS" : "FAIL");
   return pass;
 }
 
@@ -142,7 +145,7 @@ int main(int argc, char* argv[]) {
   }
   Kokkos::ScopeGuard kokkos(argc, argv);
   try {
-    const auto heat      = sparstencil::presets::heat_2d();
+    const auto heat = sparstencil::presets::heat_2d();
     sparstencil::Options options;
     options.boundary = sparstencil::Boundary::fixed_rim;
 
@@ -166,16 +169,17 @@ int main(int argc, char* argv[]) {
     std::printf("SparStencil heat2d demo\n");
     std::printf("  %-16s %s\n", "execution space", report.execution_space.c_str());
     std::printf("  %-16s %s\n", "executor", report.executor.c_str());
-    std::printf("  %-16s %s, %zu points, weights centre 0.5 / neighbours 0.125\n", "stencil",
-                heat.name().c_str(), heat.size());
-    std::printf("  %-16s %d x %d float, boundary %s\n", "grid", args.n, args.n, sparstencil::to_string(options.boundary));
+    std::printf("  %-16s %s, %zu points, weights centre 0.5 / neighbours 0.125\n", "stencil", heat.name().c_str(),
+                heat.size());
+    std::printf("  %-16s %d x %d float, boundary %s\n", "grid", args.n, args.n,
+                sparstencil::to_string(options.boundary));
     std::printf("  %-16s %d, %d a launch%s%s\n", "steps", args.steps, report.steps_per_launch,
                 report.variant.empty() ? "" : ": ", report.variant.c_str());
     std::printf("  %-16s %.4f s\n", "time", seconds);
     std::printf("  %-16s %.3f GStencil/s\n", "throughput", updates / seconds / 1e9);
     const bool pass = check_against_reference(heat, options);
 
-    const auto field = to_grid(a);
+    const auto field     = to_grid(a);
     const double hottest = *std::max_element(field.values.begin(), field.values.end());
     write_heatmap_png(args.png, field.values, args.n, args.n, 0.0, hottest);
     std::printf("  %-16s %s\n", "image", args.png.c_str());

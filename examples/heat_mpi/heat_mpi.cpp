@@ -30,21 +30,22 @@ Arguments parse_arguments(int argc, char* argv[]) {
     const std::string flag = argv[i];
     if (flag.rfind("--kokkos-", 0) == 0) continue;
     if (flag == "--help" || flag == "-h") {
-      std::printf("usage: mpirun -np R heat_mpi [--n N] [--steps S] [--fusion T] [--png FILE]\n"
-                  "  --n N       plate of N x N floats, 16 <= N <= 65536 (default 512)\n"
-                  "  --steps S   time steps, 1 <= S <= 100000 (default 2000)\n"
-                  "  --fusion T  steps a launch and between exchanges, 1 <= T <= 8 (default 4)\n"
-                  "  --png FILE  image of the gathered plate (default heat_mpi.png)\n");
+      std::printf(
+          "usage: mpirun -np R heat_mpi [--n N] [--steps S] [--fusion T] [--png FILE]\n"
+          "  --n N       plate of N x N floats, 16 <= N <= 65536 (default 512)\n"
+          "  --steps S   time steps, 1 <= S <= 100000 (default 2000)\n"
+          "  --fusion T  steps a launch and between exchanges, 1 <= T <= 8 (default 4)\n"
+          "  --png FILE  image of the gathered plate (default heat_mpi.png)\n");
       std::exit(0);
     }
     if (i + 1 >= argc) throw std::runtime_error("heat_mpi: " + flag + " needs a value");
     const std::string value = argv[++i];
-    auto number = [&](int lowest, int highest) {
+    auto number             = [&](int lowest, int highest) {
       char* end    = nullptr;
       const long v = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0' || v < lowest || v > highest) {
         throw std::runtime_error("heat_mpi: " + flag + " expects an integer from " + std::to_string(lowest) + " to " +
-                                 std::to_string(highest) + ", got '" + value + "'");
+                                             std::to_string(highest) + ", got '" + value + "'");
       }
       return static_cast<int>(v);
     };
@@ -85,9 +86,9 @@ int run(const Arguments& args) {
   options.boundary = Boundary::fixed_rim;
   // The one-domain check compares bits: the same executor and kernel variant everywhere
   // (tuning could pick another variant for a block than for the whole plate).
-  options.backend          = "generic";
-  options.tuning.autotune  = false;
-  options.fusion   = args.fusion;
+  options.backend         = "generic";
+  options.tuning.autotune = false;
+  options.fusion          = args.fusion;
 
   Domain<2> domain(MPI_COMM_WORLD, {args.n, args.n}, options.boundary);
   DistributedField<float, 2> a(domain, args.fusion, "a"), b(domain, args.fusion, "b");
@@ -96,17 +97,17 @@ int run(const Arguments& args) {
   scatter(plate, b);
   DistributedPlan plan(Kokkos::DefaultExecutionSpace(), stencil, a, b, options);
   MPI_Barrier(domain.comm());
-  const auto start        = std::chrono::steady_clock::now();
-  const RunReport report  = plan.iterate(a, b, args.steps);
+  const auto start       = std::chrono::steady_clock::now();
+  const RunReport report = plan.iterate(a, b, args.steps);
   MPI_Barrier(domain.comm());
-  const double seconds    = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string text  = plan.explain();
-  const Global gathered   = gather(a);
+  const double seconds   = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string text = plan.explain();
+  const Global gathered  = gather(a);
   if (domain.rank() != 0) return 0;
 
   std::printf("heat_mpi: %d x %d plate over %d ranks %s, %d steps, %d a launch (%s, %s)\n", args.n, args.n,
-              domain.ranks(), impl::tuple_string(domain.ranks_per_axis()).c_str(), args.steps,
-              report.steps_per_launch, report.executor.c_str(), report.execution_space.c_str());
+              domain.ranks(), impl::tuple_string(domain.ranks_per_axis()).c_str(), args.steps, report.steps_per_launch,
+              report.executor.c_str(), report.execution_space.c_str());
   std::printf("%s", text.c_str());
   std::printf("  %-16s %.3f s (%.2f GStencil/s over all ranks)\n", "time", seconds,
               double(args.n) * args.n * args.steps / seconds / 1e9);
@@ -117,7 +118,7 @@ int run(const Arguments& args) {
   Kokkos::deep_copy(x, plate);
   Kokkos::deep_copy(y, plate);
   sparstencil::iterate(stencil, x, y, args.steps, options);
-  auto single = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  auto single    = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
   long differing = 0;
   std::vector<double> values(static_cast<std::size_t>(args.n) * args.n);
   for (int i = 0; i < args.n; ++i) {

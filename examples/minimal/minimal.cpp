@@ -7,12 +7,13 @@ int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   const int nx = 512, ny = 384;
   Kokkos::View<float**> in("in", nx, ny), out("out", nx, ny);
-  Kokkos::parallel_for("init", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {nx, ny}),
-                       KOKKOS_LAMBDA(int i, int j) { in(i, j) = float(1 + (i * 7 + j * 3) % 11); });
+  Kokkos::parallel_for(
+      "init", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {nx, ny}),
+      KOKKOS_LAMBDA(int i, int j) { in(i, j) = float(1 + (i * 7 + j * 3) % 11); });
 
   const auto heat = sparstencil::presets::heat_2d();  // or sparstencil::parse_stencil("heat2d")
   sparstencil::Options options;
-  options.boundary = sparstencil::Boundary::periodic;
+  options.boundary  = sparstencil::Boundary::periodic;
   const auto report = sparstencil::apply(heat, in, out, options);
   Kokkos::fence();
 
@@ -26,7 +27,7 @@ int main(int argc, char* argv[]) {
   double worst = 0;
   for (int i = 0; i < nx; ++i)
     for (int j = 0; j < ny; ++j) worst = std::max(worst, std::abs(host_out(i, j) - expected({i, j})));
-  std::printf("%s on %s: max |out - reference| = %.2g\n", report.executor.c_str(),
-              report.execution_space.c_str(), worst);
+  std::printf("%s on %s: max |out - reference| = %.2g\n", report.executor.c_str(), report.execution_space.c_str(),
+              worst);
   return worst < 1e-5 ? 0 : 1;
 }

@@ -68,7 +68,8 @@ Field velocity_model(int n) {
 }
 
 sparstencil::Stencil<2> laplacian5() {
-  return sparstencil::Stencil<2>({{{0, 0}, -4.0}, {{-1, 0}, 1.0}, {{1, 0}, 1.0}, {{0, -1}, 1.0}, {{0, 1}, 1.0}}, "laplacian-5");
+  return sparstencil::Stencil<2>({{{0, 0}, -4.0}, {{-1, 0}, 1.0}, {{1, 0}, 1.0}, {{0, -1}, 1.0}, {{0, 1}, 1.0}},
+                                 "laplacian-5");
 }
 
 sparstencil::FaceConditions<2> walls() {
@@ -83,7 +84,10 @@ struct Simulation {
   int step_count = 0;
   explicit Simulation(int n)
       : update({sparstencil::StencilOn<2>(laplacian5(), 0).times_field(0)}, walls()),
-        prev("u_prev", n, n), now("u", n, n), next("u_next", n, n), c2(velocity_model(n)) {
+        prev("u_prev", n, n),
+        now("u", n, n),
+        next("u_next", n, n),
+        c2(velocity_model(n)) {
     update.coefficient_fields(c2);
     leapfrog.n = n, leapfrog.sponge = n / 12, leapfrog.source_i = n / 5, leapfrog.source_j = n / 2;
   }
@@ -112,14 +116,20 @@ bool check_against_reference() {
   shape.results = {sparstencil::StencilOn<2>(laplacian5(), 0).times_field(0)};
   sparstencil::ReferenceUpdateData<2> data;
   data.coefficient_fields = {host_grid(sim.c2)};
-  std::vector<sparstencil::HostField<2>> state(2, sparstencil::HostField<2>({n, n})), next(1, sparstencil::HostField<2>({n, n}));
+  std::vector<sparstencil::HostField<2>> state(2, sparstencil::HostField<2>({n, n})),
+      next(1, sparstencil::HostField<2>({n, n}));
   for (int s = 0; s < steps; ++s) {
-    const Leapfrog f = [&] { Leapfrog l = sim.leapfrog; l.amplitude = ricker(0.012, s); return l; }();
-    sparstencil::reference_update(shape, walls(), data, state, next,
-                                  [&](const std::vector<double>& r, const std::vector<double>& c, const std::array<int, 2>& x) {
-                                    return std::vector<double>{f(Kokkos::Array<double, 1>{r[0]}, Kokkos::Array<double, 2>{c[0], c[1]},
-                                                                 Kokkos::Array<int, 2>{x[0], x[1]})[0]};
-                                  });
+    const Leapfrog f = [&] {
+      Leapfrog l  = sim.leapfrog;
+      l.amplitude = ricker(0.012, s);
+      return l;
+    }();
+    sparstencil::reference_update(
+        shape, walls(), data, state, next,
+        [&](const std::vector<double>& r, const std::vector<double>& c, const std::array<int, 2>& x) {
+          return std::vector<double>{f(Kokkos::Array<double, 1>{r[0]}, Kokkos::Array<double, 2>{c[0], c[1]},
+                                       Kokkos::Array<int, 2>{x[0], x[1]})[0]};
+        });
     state = {next[0], state[0]};
     sim.step();
   }

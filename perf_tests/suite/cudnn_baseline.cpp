@@ -65,11 +65,10 @@ struct CudnnStencil::State {
 };
 
 CudnnStencil::CudnnStencil(const std::vector<long>& extents, const std::vector<int>& radius,
-                           const std::vector<double>& weights, CudnnType type, void* in, void* out,
-                           cudaStream_t stream)
+                           const std::vector<double>& weights, CudnnType type, void* in, void* out, cudaStream_t stream)
     : m_state(std::make_unique<State>()) {
-  State& s = *m_state;
-  s.type   = type;
+  State& s       = *m_state;
+  s.type         = type;
   const int dims = static_cast<int>(extents.size());
   if (dims < 1 || dims > 3 || radius.size() != extents.size()) {
     throw std::invalid_argument("CudnnStencil: extents and radius must have 1 to 3 equal-length axes");
@@ -90,9 +89,9 @@ CudnnStencil::CudnnStencil(const std::vector<long>& extents, const std::vector<i
   for (int a = n + 2 - 2; a >= 0; --a) strides[a] = strides[a + 1] * tensor_dims[a + 1];
   const std::vector<int> ones(n, 1);
 
-  const cudnnDataType_t data = type == CudnnType::f16 ? CUDNN_DATA_HALF
-                               : type == CudnnType::f32 ? CUDNN_DATA_FLOAT
-                                                         : CUDNN_DATA_DOUBLE;
+  const cudnnDataType_t data    = type == CudnnType::f16   ? CUDNN_DATA_HALF
+                                  : type == CudnnType::f32 ? CUDNN_DATA_FLOAT
+                                                           : CUDNN_DATA_DOUBLE;
   const cudnnDataType_t compute = type == CudnnType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   s.math = type == CudnnType::f16 ? CUDNN_TENSOR_OP_MATH : type == CudnnType::f32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
 
@@ -105,12 +104,12 @@ CudnnStencil::CudnnStencil(const std::vector<long>& extents, const std::vector<i
   SUITE_CUDNN(cudnnCreateFilterDescriptor(&s.w));
   SUITE_CUDNN(cudnnSetFilterNdDescriptor(s.w, data, CUDNN_TENSOR_NCHW, n + 2, filter_dims.data()));
   SUITE_CUDNN(cudnnCreateConvolutionDescriptor(&s.conv));
-  SUITE_CUDNN(cudnnSetConvolutionNdDescriptor(s.conv, n, pad.data(), ones.data(), ones.data(),
-                                              CUDNN_CROSS_CORRELATION, compute));
+  SUITE_CUDNN(cudnnSetConvolutionNdDescriptor(s.conv, n, pad.data(), ones.data(), ones.data(), CUDNN_CROSS_CORRELATION,
+                                              compute));
   SUITE_CUDNN(cudnnSetConvolutionMathType(s.conv, s.math));
 
   // The filter in the data type.
-  const std::size_t taps = weights.size();
+  const std::size_t taps    = weights.size();
   const std::size_t element = type == CudnnType::f16 ? 2 : type == CudnnType::f32 ? 4 : 8;
   std::vector<unsigned char> host(taps * element);
   for (std::size_t i = 0; i < taps; ++i) {
@@ -128,8 +127,8 @@ CudnnStencil::CudnnStencil(const std::vector<long>& extents, const std::vector<i
   for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
     std::size_t bytes = 0;
     if (cudnnGetConvolutionForwardWorkspaceSize(s.handle, s.x, s.w, s.conv, s.y,
-                                                static_cast<cudnnConvolutionFwdAlgo_t>(a), &bytes) ==
-        CUDNN_STATUS_SUCCESS) {
+                                                static_cast<cudnnConvolutionFwdAlgo_t>(a),
+                                                &bytes) == CUDNN_STATUS_SUCCESS) {
       wanted = std::max(wanted, bytes);
     }
   }
@@ -139,22 +138,22 @@ CudnnStencil::CudnnStencil(const std::vector<long>& extents, const std::vector<i
   cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
   SUITE_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s.handle, s.x, in, s.w, s.filter, s.conv, s.y, out,
-                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, results,
-                                                     s.workspace, s.workspace_bytes));
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, results, s.workspace,
+                                                     s.workspace_bytes));
   const auto best = std::find_if(results, results + returned, [&](const cudnnConvolutionFwdAlgoPerf_t& r) {
     return r.status == CUDNN_STATUS_SUCCESS && r.memory <= s.workspace_bytes;
   });
   if (best == results + returned) throw std::runtime_error("cuDNN: no forward algorithm runs this problem");
   s.algorithm       = best->algo;
   s.algorithm_bytes = best->memory;
-  s.math      = best->mathType;
+  s.math            = best->mathType;
   SUITE_CUDNN(cudnnSetConvolutionMathType(s.conv, s.math));
 }
 
 CudnnStencil::~CudnnStencil() = default;
 
 void CudnnStencil::run(const void* in, void* out) const {
-  const State& s = *m_state;
+  const State& s     = *m_state;
   const double one_d = 1.0, zero_d = 0.0;
   const float one_f = 1.0f, zero_f = 0.0f;
   const void* alpha = s.type == CudnnType::f64 ? static_cast<const void*>(&one_d) : &one_f;

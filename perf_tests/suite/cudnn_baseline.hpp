@@ -21,9 +21,8 @@ class CudnnStencil {
   /// with cudnnFindConvolutionForwardAlgorithmEx on `in`/`out` (which it overwrites).
   /// f16: f32 accumulation, tensor cores allowed; f32: FMA math (no TF32); f64: double.
   /// Throws std::runtime_error naming the failing cuDNN call.
-  CudnnStencil(const std::vector<long>& extents, const std::vector<int>& radius,
-               const std::vector<double>& weights, CudnnType type, void* in, void* out,
-               cudaStream_t stream);
+  CudnnStencil(const std::vector<long>& extents, const std::vector<int>& radius, const std::vector<double>& weights,
+               CudnnType type, void* in, void* out, cudaStream_t stream);
   ~CudnnStencil();
   CudnnStencil(const CudnnStencil&)            = delete;
   CudnnStencil& operator=(const CudnnStencil&) = delete;

@@ -52,12 +52,12 @@ using json = nlohmann::json;
 struct Settings {
   bool paper_sizes = !std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
   std::vector<std::string> groups{"standard", "catalogue", "sweep"};
-  std::vector<std::string> filters;               ///< kernels whose name contains one of these; all if empty
-  std::string json_path, catalogue_path;          // empty: reference_catalogue_path()
+  std::vector<std::string> filters;       ///< kernels whose name contains one of these; all if empty
+  std::string json_path, catalogue_path;  // empty: reference_catalogue_path()
   std::vector<int> steps{1, 2, 3, 4, 7}, catalogue_steps{1, 3};
   int warmup = 5, repeats = 21, sweep_max_radius = 7, sweep_max_steps = 8;
-  double time_limit = 540;
-  bool large = true;  ///< 3-D standard kernels at 1024^3 too, where memory allows
+  double time_limit  = 540;
+  bool large         = true;   ///< 3-D standard kernels at 1024^3 too, where memory allows
   std::string device = "cpu";  ///< the planner's device description
 };
 
@@ -116,15 +116,15 @@ Accuracy check(const Stencil<D>& stencil, const GridSet& g, const void* in, cons
   std::vector<long> origin(D), size(D, side), in_origin(D), in_size(D);
   std::array<int, D> in_extents{};
   for (int a = 0; a < D; ++a) {
-    const long w = std::min(side, g.extents[a]);
-    size[a]      = w;
-    origin[a]    = at_wrap ? g.extents[a] - w / 2 : g.extents[a] / 2 - w / 2;
-    in_origin[a] = origin[a] - stencil.radius()[a];
-    in_size[a]   = w + 2 * stencil.radius()[a];
+    const long w  = std::min(side, g.extents[a]);
+    size[a]       = w;
+    origin[a]     = at_wrap ? g.extents[a] - w / 2 : g.extents[a] / 2 - w / 2;
+    in_origin[a]  = origin[a] - stencil.radius()[a];
+    in_size[a]    = w + 2 * stencil.radius()[a];
     in_extents[a] = static_cast<int>(in_size[a]);
   }
   HostGrid<D> input(in_extents), magnitude(in_extents);
-  input.values = window(in, g.storage, g.extents, in_origin, in_size);
+  input.values   = window(in, g.storage, g.extents, in_origin, in_size);
   double largest = 0;
   for (std::size_t i = 0; i < input.values.size(); ++i) {
     magnitude.values[i] = std::abs(input.values[i]);
@@ -137,7 +137,7 @@ Accuracy check(const Stencil<D>& stencil, const GridSet& g, const void* in, cons
   reference_apply(Stencil<D>(absolute), magnitude, scale, Boundary::interior);
   const std::vector<double> got = window(out, g.storage, g.extents, origin, size);
   double error2 = 0, norm2 = 0, worst = 0;
-  long overflows = 0;
+  long overflows     = 0;
   const double limit = largest_finite(g.storage);
   for (std::size_t flat = 0; flat < got.size(); ++flat) {
     std::array<int, D> p{};
@@ -150,7 +150,7 @@ Accuracy check(const Stencil<D>& stencil, const GridSet& g, const void* in, cons
     // out as infinity or the largest value of their sign; they are counted, not compared.
     if (std::abs(exact(p)) > limit) {
       const bool held = (std::isinf(got[flat]) || std::abs(got[flat]) == limit) && (got[flat] > 0) == (exact(p) > 0);
-      worst = std::max(worst, held ? 0.0 : INFINITY);
+      worst           = std::max(worst, held ? 0.0 : INFINITY);
       ++overflows;
       continue;
     }
@@ -158,7 +158,7 @@ Accuracy check(const Stencil<D>& stencil, const GridSet& g, const void* in, cons
     error2 += diff * diff;
     norm2 += exact(p) * exact(p);
     const double bound = factor * scale(p) + floor * largest;
-    worst = std::max(worst, std::isfinite(diff) ? std::abs(diff) / bound : INFINITY);
+    worst              = std::max(worst, std::isfinite(diff) ? std::abs(diff) / bound : INFINITY);
   }
   return {norm2 > 0 ? std::sqrt(error2 / norm2) : 0.0, worst, overflows};
 }
@@ -172,15 +172,20 @@ class Suite {
   void run(const Item& item) {
     const double start = elapsed();
     std::visit([&](const auto& s) { run_item(item, s); }, item.stencil);
-    m_workloads.push_back({{"group", item.group}, {"kernel", name(item.stencil)}, {"extents", extents_text(item.extents)},
-                           {"storage", to_string(item.storage)}, {"seconds", elapsed() - start}});
+    m_workloads.push_back({{"group", item.group},
+                           {"kernel", name(item.stencil)},
+                           {"extents", extents_text(item.extents)},
+                           {"storage", to_string(item.storage)},
+                           {"seconds", elapsed() - start}});
   }
   bool out_of_time() const { return elapsed() > m_settings.time_limit; }
   int failures() const { return m_failures; }
   json report(const std::string& stopped) const {
-    return {{"device", m_device_name}, {"planner_device", m_settings.device}, {"cudnn", m_cudnn},
-            {"date", today()}, {"seconds", elapsed()}, {"stopped_early", stopped},
-            {"copies", m_copies}, {"rows", m_rows}, {"choices", m_choices}, {"workloads", m_workloads}};
+    return {{"device", m_device_name}, {"planner_device", m_settings.device},
+            {"cudnn", m_cudnn},        {"date", today()},
+            {"seconds", elapsed()},    {"stopped_early", stopped},
+            {"copies", m_copies},      {"rows", m_rows},
+            {"choices", m_choices},    {"workloads", m_workloads}};
   }
   void describe_device(const std::string& name, const std::string& cudnn) {
     m_device_name = name;
@@ -188,9 +193,7 @@ class Suite {
   }
 
  private:
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
-  }
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count(); }
   static std::string today() {
     const std::time_t now = std::time(nullptr);
     char text[32];
@@ -203,13 +206,15 @@ class Suite {
     const std::string key = extents_text(g.extents) + " " + to_string(g.storage);
     if (auto it = m_copy.find(key); it != m_copy.end()) return it->second;
     const Kokkos::DefaultExecutionSpace space;
-    const double s = median_seconds(m_settings.warmup, m_settings.repeats, [&](int i) {
+    const double s         = median_seconds(m_settings.warmup, m_settings.repeats, [&](int i) {
       Kokkos::deep_copy(space, g.outputs[i % 2], g.inputs[i % g.inputs.size()]);
     });
     const double bandwidth = 2.0 * g.points * storage_bytes(g.storage) / s;
-    m_copy[key] = bandwidth;
-    m_copies.push_back({{"extents", extents_text(g.extents)}, {"storage", to_string(g.storage)},
-                        {"seconds", s}, {"bytes_per_s", bandwidth}});
+    m_copy[key]            = bandwidth;
+    m_copies.push_back({{"extents", extents_text(g.extents)},
+                        {"storage", to_string(g.storage)},
+                        {"seconds", s},
+                        {"bytes_per_s", bandwidth}});
     return bandwidth;
   }
 
@@ -243,7 +248,7 @@ class Suite {
   /// temporal blocking for t > 1, whether or not the planner would pick that form).
   double predicted_generic_seconds(const Item& item, Precision p, int t) const {
     PlanRequest r = request(item, p, t);
-    r.backends = {"generic"};
+    r.backends    = {"generic"};
     try {
       return generic::predict(r, t > 1).seconds / t;
     } catch (const std::runtime_error&) {
@@ -252,9 +257,14 @@ class Suite {
   }
 
   json& add_row(const Item& item, const char* executor, Precision precision, int t) {
-    m_rows.push_back({{"group", item.group}, {"kernel", name(item.stencil)}, {"dims", dimension(item.stencil)},
-                      {"extents", extents_text(item.extents)}, {"storage", to_string(item.storage)},
-                      {"executor", executor}, {"precision", sparstencil::to_string(precision)}, {"steps", t},
+    m_rows.push_back({{"group", item.group},
+                      {"kernel", name(item.stencil)},
+                      {"dims", dimension(item.stencil)},
+                      {"extents", extents_text(item.extents)},
+                      {"storage", to_string(item.storage)},
+                      {"executor", executor},
+                      {"precision", sparstencil::to_string(precision)},
+                      {"steps", t},
                       {"status", "ok"}});
     return m_rows.back();
   }
@@ -262,21 +272,21 @@ class Suite {
   /// Fills a row from a measurement; prints it.
   void finish_row(json& row, const GridSet& g, double launch_seconds, int t, const Accuracy& accuracy,
                   double predicted_step, const std::string& detail) {
-    const double roofline = m_copy.at(extents_text(g.extents) + " " + to_string(g.storage)) /
-                            (2.0 * storage_bytes(g.storage)) / 1e9;
-    const double step = launch_seconds / t;
-    row["launch_seconds"]     = launch_seconds;
-    row["step_seconds"]       = step;
-    row["gstencils"]          = g.points / step / 1e9;
-    row["roofline_gstencils"] = roofline;
-    row["percent_roofline"]   = 100.0 * g.points / step / 1e9 / roofline;
-    row["relative_l2"]        = accuracy.relative_l2;
-    row["bound_ratio"]        = accuracy.bound_ratio;
-    row["overflow_points"]    = accuracy.overflows;
+    const double roofline =
+        m_copy.at(extents_text(g.extents) + " " + to_string(g.storage)) / (2.0 * storage_bytes(g.storage)) / 1e9;
+    const double step             = launch_seconds / t;
+    row["launch_seconds"]         = launch_seconds;
+    row["step_seconds"]           = step;
+    row["gstencils"]              = g.points / step / 1e9;
+    row["roofline_gstencils"]     = roofline;
+    row["percent_roofline"]       = 100.0 * g.points / step / 1e9 / roofline;
+    row["relative_l2"]            = accuracy.relative_l2;
+    row["bound_ratio"]            = accuracy.bound_ratio;
+    row["overflow_points"]        = accuracy.overflows;
     row["predicted_step_seconds"] = predicted_step;
-    row["detail"]             = accuracy.overflows == 0 ? detail
-                                : detail + "; " + std::to_string(accuracy.overflows) +
-                                      " checked points beyond the format's range (held as inf)";
+    row["detail"]                 = accuracy.overflows == 0 ? detail
+                                                            : detail + "; " + std::to_string(accuracy.overflows) +
+                                                  " checked points beyond the format's range (held as inf)";
     if (!(accuracy.bound_ratio <= 1)) {
       row["status"] = "wrong";
       ++m_failures;
@@ -295,8 +305,9 @@ class Suite {
     const std::string name = r["kernel"].get<std::string>() + " " + r["extents"].get<std::string>();
     if (r["status"] == "ok" || r["status"] == "wrong") {
       const double predicted = r["predicted_step_seconds"].get<double>();
-      char model[24] = "     -";
-      if (predicted > 0) std::snprintf(model, sizeof model, "%+6.0f%%", 100.0 * (predicted / r["step_seconds"].get<double>() - 1));
+      char model[24]         = "     -";
+      if (predicted > 0)
+        std::snprintf(model, sizeof model, "%+6.0f%%", 100.0 * (predicted / r["step_seconds"].get<double>() - 1));
       std::printf("%-34s %-4s t=%d %-7s %-4s %8.1f GStencil/s %6.1f%% roof  err %.1e (%.2f of bound) model %s  %s%s\n",
                   name.c_str(), r["storage"].get<std::string>().c_str(), r["steps"].get<int>(),
                   r["executor"].get<std::string>().c_str(), r["precision"].get<std::string>().c_str(),
@@ -375,7 +386,7 @@ class Suite {
   std::optional<double> run_generic(const Item& item, const GridSet& g, const Stencil<D>& stencil, int t) {
     using View = Kokkos::View<typename impl::grid_data<T, D>::type, Kokkos::LayoutRight,
                               Kokkos::DefaultExecutionSpace::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    auto view = [&](const void* p) {
+    auto view  = [&](const void* p) {
       T* data = static_cast<T*>(const_cast<void*>(p));
       if constexpr (D == 1) return View(data, g.extents[0]);
       else if constexpr (D == 2) return View(data, g.extents[0], g.extents[1]);
@@ -385,7 +396,7 @@ class Suite {
     json& row         = add_row(item, t == 1 ? "generic" : "generic-tb", p, t);
     try {
       Options options;
-      options.backend = "generic";
+      options.backend  = "generic";
       options.boundary = Boundary::periodic;
       const Kokkos::DefaultExecutionSpace space;
       // t = 1: apply, one call a sample as an application makes it; t > 1: one
@@ -397,15 +408,19 @@ class Suite {
       auto input       = [](const View& v) { return impl::as_input(impl::strided_grid(v)); };
       if (t > 1 && steps->fused_depth(input(view(g.in(0))), impl::strided_grid(view(g.out(0))), t, std::nullopt,
                                       options.boundary) != t) {
-        fail_row(row, "refused", "temporal blocking of " + std::to_string(t) + " steps: no tile and halo fit team scratch");
+        fail_row(row, "refused",
+                 "temporal blocking of " + std::to_string(t) + " steps: no tile and halo fit team scratch");
         return std::nullopt;
       }
       std::function<void(const View&, const View&)> fused;
       std::string fused_variant;
       if (t > 1) {
-        const typename Steps::Launch prepared = steps->prepare(space, input(view(g.in(0))), impl::strided_grid(view(g.out(0))),
-                                                               Boundary::periodic, t, std::nullopt, options.tuning);
-        fused = [steps, prepared, input](const View& a, const View& b) { prepared.run(input(a), impl::strided_grid(b), false); };
+        const typename Steps::Launch prepared =
+            steps->prepare(space, input(view(g.in(0))), impl::strided_grid(view(g.out(0))), Boundary::periodic, t,
+                           std::nullopt, options.tuning);
+        fused = [steps, prepared, input](const View& a, const View& b) {
+          prepared.run(input(a), impl::strided_grid(b), false);
+        };
         fused_variant = prepared.variant;
       }
       auto launch = [&](int i) {
@@ -418,9 +433,9 @@ class Suite {
       Kokkos::fence();
       std::vector<Term<D>> absolute = stencil.terms();
       for (Term<D>& term : absolute) term.weight = std::abs(term.weight);
-      const Accuracy accuracy = check(fuse(stencil, t), g, g.in(0), g.out(0), true,
-                                      t * step_error_factor<T>(stencil.terms().size()), 0.0,
-                                      std::optional<Stencil<D>>(fuse(Stencil<D>(absolute), t)));
+      const Accuracy accuracy =
+          check(fuse(stencil, t), g, g.in(0), g.out(0), true, t * step_error_factor<T>(stencil.terms().size()), 0.0,
+                std::optional<Stencil<D>>(fuse(Stencil<D>(absolute), t)));
       const double s = median_seconds(m_settings.warmup, m_settings.repeats, [&](int i) { launch(i); });
       finish_row(row, g, s, t, accuracy, predicted_generic_seconds(item, p, t), variant);
       return s / t;
@@ -446,19 +461,22 @@ class Suite {
         for (int a = 0; a < D; ++a) flat = flat * box[a] + t.offset[a] + radius[a];
         dense[flat] = t.weight;
       }
-      const CudnnType type = item.storage == Storage::f16 ? CudnnType::f16
-                             : item.storage == Storage::f32 ? CudnnType::f32 : CudnnType::f64;
+      const CudnnType type      = item.storage == Storage::f16   ? CudnnType::f16
+                                  : item.storage == Storage::f32 ? CudnnType::f32
+                                                                 : CudnnType::f64;
       const cudaStream_t stream = Kokkos::DefaultExecutionSpace().cuda_stream();
       const CudnnStencil conv(item.extents, radius, dense, type, const_cast<void*>(g.in(0)), g.out(0), stream);
       conv.run(g.in(0), g.out(0));
       Kokkos::fence();
       // cuDNN may pick FFT or Winograd algorithms, whose error is not bounded per point the
       // way a direct sum is: 16 times the direct bound of the storage type.
-      const double factor = 16 * (type == CudnnType::f16 ? step_error_factor<Kokkos::Experimental::half_t>(stencil.terms().size())
-                                  : type == CudnnType::f32 ? step_error_factor<float>(stencil.terms().size())
-                                                           : step_error_factor<double>(stencil.terms().size()));
+      const double factor =
+          16 * (type == CudnnType::f16   ? step_error_factor<Kokkos::Experimental::half_t>(stencil.terms().size())
+                : type == CudnnType::f32 ? step_error_factor<float>(stencil.terms().size())
+                                         : step_error_factor<double>(stencil.terms().size()));
       const Accuracy accuracy = check(stencil, g, g.in(0), g.out(0), false, factor, 0.0);
-      const double s = median_seconds(m_settings.warmup, m_settings.repeats, [&](int i) { conv.run(g.in(i), g.out(i)); });
+      const double s =
+          median_seconds(m_settings.warmup, m_settings.repeats, [&](int i) { conv.run(g.in(i), g.out(i)); });
       finish_row(row, g, s, 1, accuracy, 0.0, conv.describe());
     } catch (const std::exception& e) {
       fail_row(row, "error", e.what());
@@ -476,7 +494,7 @@ class Suite {
     Plan plan;
     try {
       PlanRequest r = request(item, p, t);
-      r.backends = {backend};
+      r.backends    = {backend};
       plan          = make_plan(r);
     } catch (const std::exception& e) {
       fail_row(row, "refused", e.what());  // the planner cannot make such a plan: expected for some
@@ -489,8 +507,8 @@ class Suite {
       Kokkos::fence();
       const ErrorBound bound  = step_bound(p, as<D>(plan.stencil).terms().size());
       const Accuracy accuracy = check(as<D>(plan.stencil), g, g.in(0), g.out(0), true, bound.factor, bound.floor);
-      const double s = median_seconds(m_settings.warmup, m_settings.repeats,
-                                      [&](int i) { executor.apply(g.in(i), g.out(i), stream); });
+      const double s          = median_seconds(m_settings.warmup, m_settings.repeats,
+                                               [&](int i) { executor.apply(g.in(i), g.out(i), stream); });
       finish_row(row, g, s, t, accuracy, plan.predicted.seconds / t,
                  "tile " + impl::tuple_string(plan.tile) + ", " + executor.describe());
       return s / t;
@@ -531,19 +549,22 @@ class Suite {
                       const std::map<int, double>& sparse, const std::map<int, double>& dense) {
     if (!scored(item)) return;
     for (int t : item.steps) {
-      json c = {{"group", item.group}, {"kernel", name(item.stencil)}, {"extents", extents_text(item.extents)},
-                {"storage", to_string(item.storage)}, {"steps", t}};
+      json c = {{"group", item.group},
+                {"kernel", name(item.stencil)},
+                {"extents", extents_text(item.extents)},
+                {"storage", to_string(item.storage)},
+                {"steps", t}};
       std::map<std::string, double> measured;
       if (generic_step) measured["generic"] = *generic_step;
       if (blocked.count(t)) measured["generic-tb"] = blocked.at(t);
       if (sparse.count(t)) measured["cuda_sptc"] = sparse.at(t);
       if (dense.count(t)) measured["dense"] = dense.at(t);
       if (measured.empty()) continue;
-      const Choice planned = choice(item, t);
+      const Choice planned      = choice(item, t);
       const std::string& chosen = planned.executor;
       if (!planned.note.empty()) c["note"] = planned.note;
-      const auto fastest = std::min_element(measured.begin(), measured.end(),
-                                            [](const auto& a, const auto& b) { return a.second < b.second; });
+      const auto fastest   = std::min_element(measured.begin(), measured.end(),
+                                              [](const auto& a, const auto& b) { return a.second < b.second; });
       c["chosen"]          = chosen;
       c["fastest"]         = fastest->first;
       c["measured"]        = measured;
@@ -615,7 +636,7 @@ std::vector<Item> make_items(const Settings& s) {
                  : load_catalogue(s.catalogue_path.empty() ? reference_catalogue_path() : s.catalogue_path);
   for (const CatalogueEntry& e : entries) {
     if (!wanted("catalogue", e.stencil)) continue;
-    const int dims = dimension(e.stencil);
+    const int dims            = dimension(e.stencil);
     std::vector<long> extents = grid(dims);
     if (s.paper_sizes && dims > 1) extents.assign(dims, dims == 2 ? 4096 : 256);
     for (Storage f : storages) {
@@ -646,8 +667,8 @@ void print_summary(const json& report) {
   auto rate = [](const json* r) { return r ? (*r)["gstencils"].get<double>() : 0.0; };
   for (const json& r : report["rows"]) {
     if (r["group"] != "standard" || r["status"] != "ok") continue;
-    const std::string key = r["kernel"].get<std::string>() + " " + r["extents"].get<std::string>() + "|" +
-                            r["storage"].get<std::string>();
+    const std::string key =
+        r["kernel"].get<std::string>() + " " + r["extents"].get<std::string>() + "|" + r["storage"].get<std::string>();
     if (!table.count(key)) order.push_back(key);
     Entry& e = table[key];
     if (r["executor"] == "generic") e.generic = &r;
@@ -668,7 +689,7 @@ void print_summary(const json& report) {
     const Entry& e = table[key];
     char ratio[16] = "-", fused[40] = "-", blocked[40] = "-";
     // Ours at one step in the same precision: tf32 (the matrix executors on f32 grids) is not f32.
-    const bool f32 = key.substr(key.find('|') + 1) == "f32";
+    const bool f32      = key.substr(key.find('|') + 1) == "f32";
     const double single = std::max({rate(e.generic), f32 ? 0.0 : rate(e.sparse1), f32 ? 0.0 : rate(e.dense1)});
     if (e.cudnn && single > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", single / rate(e.cudnn));
     if (e.fused) std::snprintf(fused, sizeof fused, "%.0f (t=%d)", rate(e.fused), (*e.fused)["steps"].get<int>());
@@ -701,7 +722,8 @@ void print_summary(const json& report) {
   }
   if (!errors.empty()) {
     std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
-    std::printf("cost model: median error %.1f%% over %zu measured cases\n", 100 * errors[errors.size() / 2], errors.size());
+    std::printf("cost model: median error %.1f%% over %zu measured cases\n", 100 * errors[errors.size() / 2],
+                errors.size());
   }
   for (const auto& [label, score] : scores) {
     std::printf("automatic choice within 10%% of the fastest measured, %s: %d of %d cases\n", label.c_str(),
@@ -731,8 +753,8 @@ int main(int argc, char* argv[]) {
   app.add_option("--json", s.json_path, "write every measurement here");
   app.add_flag("!--no-large", s.large, "skip the 1024^3 grids");
   CLI11_PARSE(app, argc, argv);
-  s.paper_sizes = sizes == "paper";
-  s.steps       = parse_list(steps);
+  s.paper_sizes     = sizes == "paper";
+  s.steps           = parse_list(steps);
   s.catalogue_steps = parse_list(catalogue_steps);
   s.groups.clear();
   {
@@ -797,6 +819,7 @@ int main(int argc, char* argv[]) {
   save();
   const json report = suite.report(stopped);
   print_summary(report);
-  std::printf("suite: %d failures (wrong results or errors)%s\n", suite.failures(), stopped.empty() ? "" : ", stopped early");
+  std::printf("suite: %d failures (wrong results or errors)%s\n", suite.failures(),
+              stopped.empty() ? "" : ", stopped early");
   return suite.failures() == 0 ? 0 : 1;
 }

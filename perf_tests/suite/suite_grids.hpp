@@ -48,7 +48,7 @@ KOKKOS_INLINE_FUNCTION double load(const unsigned char* p, Storage s, long i) {
     case Storage::f16: return static_cast<float>(reinterpret_cast<const Kokkos::Experimental::half_t*>(p)[i]);
     case Storage::bf16: {
       const std::uint32_t bits = static_cast<std::uint32_t>(reinterpret_cast<const std::uint16_t*>(p)[i]) << 16;
-      float v = 0;
+      float v                  = 0;
       memcpy(&v, &bits, 4);
       return v;
     }
@@ -81,14 +81,16 @@ struct GridSet {
   }
   void fill(const Bytes& b, unsigned seed) const {
     const Storage s = storage;
-    Kokkos::parallel_for("suite fill", points, KOKKOS_LAMBDA(long i) {
-      const float v = detail::random_value(i, seed);
-      unsigned char* p = b.data();
-      if (s == Storage::f16) reinterpret_cast<Kokkos::Experimental::half_t*>(p)[i] = Kokkos::Experimental::half_t(v);
-      else if (s == Storage::bf16) reinterpret_cast<std::uint16_t*>(p)[i] = detail::bf16_bits(v);
-      else if (s == Storage::f32) reinterpret_cast<float*>(p)[i] = v;
-      else reinterpret_cast<double*>(p)[i] = v;
-    });
+    Kokkos::parallel_for(
+        "suite fill", points, KOKKOS_LAMBDA(long i) {
+          const float v    = detail::random_value(i, seed);
+          unsigned char* p = b.data();
+          if (s == Storage::f16)
+            reinterpret_cast<Kokkos::Experimental::half_t*>(p)[i] = Kokkos::Experimental::half_t(v);
+          else if (s == Storage::bf16) reinterpret_cast<std::uint16_t*>(p)[i] = detail::bf16_bits(v);
+          else if (s == Storage::f32) reinterpret_cast<float*>(p)[i] = v;
+          else reinterpret_cast<double*>(p)[i] = v;
+        });
   }
   /// Run i reads input i mod inputs and writes output i mod 2.
   const void* in(int i) const { return inputs[i % inputs.size()].data(); }
@@ -110,14 +112,15 @@ inline std::vector<double> window(const void* grid, Storage storage, const std::
   }
   Kokkos::View<double*> values("suite window", n);
   const auto* p = static_cast<const unsigned char*>(grid);
-  Kokkos::parallel_for("suite window", n, KOKKOS_LAMBDA(long flat) {
-    long i[3], rest = flat;
-    for (int a = 2; a >= 0; --a) {
-      i[a] = ((o[a] + rest % w[a]) % e[a] + e[a]) % e[a];
-      rest /= w[a];
-    }
-    values(flat) = detail::load(p, storage, (i[0] * e[1] + i[1]) * e[2] + i[2]);
-  });
+  Kokkos::parallel_for(
+      "suite window", n, KOKKOS_LAMBDA(long flat) {
+        long i[3], rest = flat;
+        for (int a = 2; a >= 0; --a) {
+          i[a] = ((o[a] + rest % w[a]) % e[a] + e[a]) % e[a];
+          rest /= w[a];
+        }
+        values(flat) = detail::load(p, storage, (i[0] * e[1] + i[1]) * e[2] + i[2]);
+      });
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), values);
   return std::vector<double>(host.data(), host.data() + n);
 }
@@ -147,7 +150,7 @@ double median_seconds(int warmup, int repeats, Run&& run) {
     run(warmup + i);
     cudaEventRecord(stop, stream);
     const cudaError_t status = cudaEventSynchronize(stop);
-    float ms = 0;
+    float ms                 = 0;
     if (status != cudaSuccess || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess) {
       throw std::runtime_error(std::string("median_seconds: ") + cudaGetErrorString(status));
     }

@@ -11,9 +11,9 @@
 #include <hip/hip_runtime.h>
 #define SPARSTENCIL_GPU_AMD 1
 namespace sparstencil::gpu {
-using Error                 = hipError_t;
-using Stream                = hipStream_t;
-using DeviceProperties      = hipDeviceProp_t;
+using Error                    = hipError_t;
+using Stream                   = hipStream_t;
+using DeviceProperties         = hipDeviceProp_t;
 inline constexpr Error success = hipSuccess;
 inline Error malloc_bytes(void** p, std::size_t bytes) { return hipMalloc(p, bytes); }
 inline Error free_bytes(void* p) { return hipFree(p); }
@@ -29,9 +29,9 @@ inline const char* error_string(Error e) { return hipGetErrorString(e); }
 #else
 #include <cuda_runtime.h>
 namespace sparstencil::gpu {
-using Error                 = cudaError_t;
-using Stream                = cudaStream_t;
-using DeviceProperties      = cudaDeviceProp;
+using Error                    = cudaError_t;
+using Stream                   = cudaStream_t;
+using DeviceProperties         = cudaDeviceProp;
 inline constexpr Error success = cudaSuccess;
 inline Error malloc_bytes(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
 inline Error free_bytes(void* p) { return cudaFree(p); }

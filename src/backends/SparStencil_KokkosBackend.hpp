@@ -81,7 +81,7 @@ struct Options {
 template <class ExecSpace, class InView, class OutView>
 class Launcher {
  public:
-  virtual ~Launcher()                                                                      = default;
+  virtual ~Launcher()                                                                     = default;
   virtual void launch(const ExecSpace& space, const InView& in, const OutView& out) const = 0;
   /// A launch that follows another between the same two buffers (iterate's launches after
   /// its first): under Boundary::fixed_rim each launch leaves out's rim equal to in's, so

@@ -22,9 +22,9 @@ namespace sparstencil {
 namespace {
 
 using nlohmann::json;
-constexpr const char* format_name = "sparstencil wisdom";
+constexpr const char* format_name     = "sparstencil wisdom";
 constexpr const char* caching_names[] = {"hardware", "scratch", "streaming"};
-constexpr int pairings = static_cast<int>(Pairing::interleaved) + 1;
+constexpr int pairings                = static_cast<int>(Pairing::interleaved) + 1;
 
 /// A double as exact text (C99 hexadecimal: "0x1p+0"), infinities included.
 std::string exact(double v) {
@@ -124,8 +124,9 @@ class Reader : public impl::JsonFields {
   /// The request of entry `path` checked field by field against its plan (read and
   /// verified already): its key.
   std::string request_key(const json& r, const std::string& path, const Plan& plan) const {
-    only(r, path, {"stencil", "name", "grid", "precision", "float_grids", "row_alignment", "device", "steps",
-                   "boundary", "backends", "pairing", "input_magnitude", "allow_overflow"});
+    only(r, path,
+         {"stencil", "name", "grid", "precision", "float_grids", "row_alignment", "device", "steps", "boundary",
+          "backends", "pairing", "input_magnitude", "allow_overflow"});
     agrees(r, path, "stencil", to_text(plan.original));
     agrees(r, path, "name", name(plan.original));
     agrees(r, path, "grid", plan.grid);
@@ -136,16 +137,16 @@ class Reader : public impl::JsonFields {
     agrees(r, path, "steps", plan.fused_steps);
     agrees(r, path, "boundary", to_string(plan.boundary));
     const json& backends = array(member(r, path, "backends"), path + ".backends");
-    bool named = backends.empty();
+    bool named           = backends.empty();
     for (std::size_t i = 0; i < backends.size(); ++i) {
       named = text(backends[i], path + ".backends[" + std::to_string(i) + "]") == plan.backend || named;
     }
     if (!named) fail(path + ".backends", "does not name the entry's plan's backend '" + plan.backend + "'");
     integer(member(r, path, "pairing"), path + ".pairing", 0, pairings - 1);
     const std::string magnitude = text(member(r, path, "input_magnitude"), path + ".input_magnitude");
-    char* end    = nullptr;
-    errno        = 0;
-    const double m = std::strtod(magnitude.c_str(), &end);
+    char* end                   = nullptr;
+    errno                       = 0;
+    const double m              = std::strtod(magnitude.c_str(), &end);
     if (magnitude.empty() || *end != '\0' || errno != 0 || exact(m) != magnitude) {
       fail(path + ".input_magnitude", "found \"" + magnitude + "\" (expected a double as C99 hexadecimal text)");
     }
@@ -157,7 +158,7 @@ class Reader : public impl::JsonFields {
     only(v, path, {"caching", "threads_fast", "threads_second", "outputs", "columns"});
     GenericConfig c;
     const std::string caching = text(member(v, path, "caching"), path + ".caching");
-    const auto* known = std::find(std::begin(caching_names), std::end(caching_names), caching);
+    const auto* known         = std::find(std::begin(caching_names), std::end(caching_names), caching);
     if (known == std::end(caching_names)) fail(path + ".caching", "unknown caching '" + caching + "'");
     c.caching        = static_cast<GenericCaching>(known - std::begin(caching_names));
     c.threads_fast   = static_cast<int>(integer(member(v, path, "threads_fast"), path + ".threads_fast", 1, 1024));
@@ -194,7 +195,8 @@ void wisdom_from_json(std::string_view text, std::string_view source) {
   } catch (const json::exception& e) {
     const impl::JsonFault fault = impl::json_fault(text);
     if (fault.path.empty()) impl::fail("load_wisdom", source, ": not valid JSON: ", e.what());
-    impl::fail("load_wisdom", source, ": not valid JSON at field '", impl::json_path_string(fault.path), "': ", e.what());
+    impl::fail("load_wisdom", source, ": not valid JSON at field '", impl::json_path_string(fault.path),
+               "': ", e.what());
   }
   const Reader read(source);
   if (!all.is_object()) read.fail("", "the top level must be an object, found " + impl::json_value_string(all));

@@ -41,8 +41,8 @@ int parse_count(const char* name, const std::string& text, int low, int high) {
   const char* end   = text.data() + text.size();
   const auto result = std::from_chars(text.data(), end, value);
   if (text.empty() || result.ec != std::errc() || result.ptr != end || value < low || value > high) {
-    throw std::runtime_error(std::string(name) + ": '" + text + "' is not a whole number from " +
-                             std::to_string(low) + " to " + std::to_string(high));
+    throw std::runtime_error(std::string(name) + ": '" + text + "' is not a whole number from " + std::to_string(low) +
+                             " to " + std::to_string(high));
   }
   return static_cast<int>(value);
 }
@@ -58,7 +58,7 @@ int flushed() {
 
 /// The first line of an error message, without the library's "sparstencil::" prefix.
 std::string one_line(const std::string& message) {
-  std::string line = message.substr(0, message.find('\n'));
+  std::string line         = message.substr(0, message.find('\n'));
   const std::string prefix = "sparstencil::";
   return line.compare(0, prefix.size(), prefix) == 0 ? line.substr(prefix.size()) : line;
 }
@@ -70,8 +70,7 @@ int main(int argc, char* argv[]) {
   app.require_subcommand(1);
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string(e.what()) + "\n"; });
 
-  std::string stencil_text, grid_text, precision = "f16", device = "h100", boundary = "periodic",
-                                        backend = "auto";
+  std::string stencil_text, grid_text, precision = "f16", device = "h100", boundary = "periodic", backend = "auto";
   std::string steps_text = "1", row_alignment_text = "16";
   double input_magnitude = 1.0;
   bool json = false, allow_overflow = false, float_grids = false;

@@ -150,7 +150,8 @@ RunReport iterate(const ExecSpace& space, const Stencil<D>& stencil, View& a, Vi
   if (steps < 0) impl::fail("iterate", "step count ", steps, " is negative");
   impl::check_extents("iterate", stencil, a, b);
   impl::check_no_overlap("iterate", a, b);
-  if (options.fusion < 0) impl::fail("iterate", "fusion ", options.fusion, " must be 0 (automatic) or a step count >= 1");
+  if (options.fusion < 0)
+    impl::fail("iterate", "fusion ", options.fusion, " must be 0 (automatic) or a step count >= 1");
   return impl::cached_plan("iterate", space, stencil, a, b, options).iterate(a, b, steps);
 }
 

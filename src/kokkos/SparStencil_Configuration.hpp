@@ -33,7 +33,8 @@ inline void print_configuration(std::ostream& out) {
 #if defined(KOKKOS_ENABLE_CUDA)
   [[maybe_unused]] const char* cuda_use = "built";
 #else
-  [[maybe_unused]] const char* cuda_use = "built for its raw API on CUDA pointers only (this Kokkos has no CUDA: Views cannot reach it)";
+  [[maybe_unused]] const char* cuda_use =
+      "built for its raw API on CUDA pointers only (this Kokkos has no CUDA: Views cannot reach it)";
 #endif
 #if defined(SPARSTENCIL_ENABLE_CUDA_SPTC)
   out << "  cuda_sptc executor: " << cuda_use << "\n";

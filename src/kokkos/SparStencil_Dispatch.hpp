@@ -143,16 +143,17 @@ PlanRequest request_for(const char* function, const ExecSpace& space, const Sten
   using T      = typename OutView::non_const_value_type;
   using Layout = typename OutView::array_layout;
   if (options.float_operands == Precision::f64) {
-    fail(function, "float_operands f64: float Views are multiplied as f32, tf32, f16 or bf16 (double fields: "
+    fail(function,
+         "float_operands f64: float Views are multiplied as f32, tf32, f16 or bf16 (double fields: "
          "double Views)");
   }
   constexpr bool float_view = std::is_same_v<T, float>;
   const bool asked          = float_view && options.float_operands != Precision::f32;
   PlanRequest r;
-  r.stencil   = in_plan_order<D, Layout>(stencil);
-  r.device    = device_name(space);
-  r.boundary  = options.boundary;
-  r.precision = asked ? options.float_operands : storage_precision<T>();
+  r.stencil         = in_plan_order<D, Layout>(stencil);
+  r.device          = device_name(space);
+  r.boundary        = options.boundary;
+  r.precision       = asked ? options.float_operands : storage_precision<T>();
   r.input_magnitude = options.input_magnitude;
   r.allow_overflow  = options.allow_overflow;
   r.row_alignment   = row_alignment(in, out);
@@ -168,15 +169,15 @@ PlanRequest request_for(const char* function, const ExecSpace& space, const Sten
     if (!named && !options.backend.empty()) return;
     named_found = named_found || named;
     if constexpr (Trait::template runs<ExecSpace, InView, OutView>()) {
-      const Precision floats = named && !asked ? Precision::tf32 : options.float_operands;
+      const Precision floats                   = named && !asked ? Precision::tf32 : options.float_operands;
       const std::optional<Precision> precision = Trait::template precision<T>(floats);
       const std::optional<std::string> why     = Trait::cannot_run(space);
       if (named) {
         if (why) fail(function, "backend ", Trait::name, " cannot run here: ", *why);
         if (!precision) {
           fail(function, "backend ", Trait::name, " cannot run these Views",
-               asked ? std::string(" as ") + to_string(options.float_operands) + " operands" : "",
-               ": ", Trait::requirement);
+               asked ? std::string(" as ") + to_string(options.float_operands) + " operands" : "", ": ",
+               Trait::requirement);
         }
         r.precision = *precision;
         r.backends  = {std::string(Trait::name)};

@@ -118,8 +118,8 @@ struct array_size<Kokkos::Array<X, N>> {
 /// N fields of one value type, rank and memory space (Views or Ghosted Views), in order.
 template <class V, int D, int N, class MemSpace>
 struct FieldList {
-  using value_type   = V;
-  using memory_space = MemSpace;
+  using value_type           = V;
+  using memory_space         = MemSpace;
   static constexpr int count = N;
   Kokkos::Array<impl::FieldRef<V, D>, N> refs;
   std::array<std::array<int, D>, N> extents{};  ///< the grid's (padding excluded)
@@ -130,7 +130,7 @@ struct FieldList {
 /// The fields of an update, in order: Views, or Ghosted Views (with_ghosts).
 template <class... Fields>
 auto fields(const Fields&... f) {
-  using First = typename impl::view_traits_of<std::tuple_element_t<0, std::tuple<Fields...>>>::view;
+  using First     = typename impl::view_traits_of<std::tuple_element_t<0, std::tuple<Fields...>>>::view;
   constexpr int D = static_cast<int>(First::rank);
   using V         = typename First::value_type;
   using Mem       = typename First::memory_space;
@@ -145,11 +145,11 @@ auto fields(const Fields&... f) {
   static_assert(is_supported_scalar<std::remove_const_t<V>>,
                 "sparstencil: the value type must be Kokkos::Experimental::half_t, float or double");
   FieldList<V, D, static_cast<int>(sizeof...(Fields)), Mem> list;
-  int k = 0;
+  int k    = 0;
   auto add = [&](const auto& field) {
-    using Traits     = impl::view_traits_of<std::decay_t<decltype(field)>>;
-    const auto view  = Traits::get(field);
-    const auto ghost = Traits::ghost(field);
+    using Traits      = impl::view_traits_of<std::decay_t<decltype(field)>>;
+    const auto view   = Traits::get(field);
+    const auto ghost  = Traits::ghost(field);
     list.refs[k].data = view.data();
     for (int a = 0; a < D; ++a) {
       list.refs[k].stride[a] = static_cast<long>(view.stride(a));
@@ -157,7 +157,8 @@ auto fields(const Fields&... f) {
       list.padded[k][a]      = static_cast<int>(std::min<std::size_t>(view.extent(a), INT32_MAX));
       list.extents[k][a]     = static_cast<int>(view.extent(a)) - 2 * ghost[a];
       if (view.extent(a) > static_cast<std::size_t>(INT32_MAX)) {
-        impl::fail("fields", "extent ", view.extent(a), " along axis ", a, " of View '", view.label(), "' exceeds 2^31 - 1");
+        impl::fail("fields", "extent ", view.extent(a), " along axis ", a, " of View '", view.label(),
+                   "' exceeds 2^31 - 1");
       }
     }
     list.labels[k] = view.label();
@@ -172,22 +173,22 @@ auto fields(const Fields&... f) {
 template <int D, int NResults, class T, class ExecSpace = Kokkos::DefaultExecutionSpace>
 class FieldUpdate {
   static_assert(NResults >= 0, "sparstencil: the number of stencil results must not be negative");
-  static_assert(is_supported_scalar<T>, "sparstencil: the value type must be Kokkos::Experimental::half_t, float or double");
+  static_assert(is_supported_scalar<T>,
+                "sparstencil: the value type must be Kokkos::Experimental::half_t, float or double");
 
  public:
-  using Acc          = accumulator_t<T>;
+  using Acc = accumulator_t<T>;
   /// half_t outputs are checked for values half cannot hold (one flag the kernel sets):
   /// past 65504 or NaN where half_t is 16-bit, inf or NaN where it is float (host builds,
   /// where float outputs are half_t outputs too: the two are one type).
   static constexpr bool checks_range = std::is_same_v<T, Kokkos::Experimental::half_t>;
-  using memory_space = typename ExecSpace::memory_space;
+  using memory_space                 = typename ExecSpace::memory_space;
   /// Coefficient fields (the grid's extents), axis factors (1-D, their axis' extent) and
   /// dirichlet value Views (the grid's extents, 1 along the face's axis).
   using CoefficientView = Kokkos::View<const T*, Kokkos::LayoutStride, memory_space>;
   using FieldView       = Kokkos::View<typename impl::grid_data<const T, D>::type, Kokkos::LayoutStride, memory_space>;
 
-  FieldUpdate(const std::array<StencilOn<D>, NResults>& results, const FaceConditions<D>& faces = {})
-      : m_faces(faces) {
+  FieldUpdate(const std::array<StencilOn<D>, NResults>& results, const FaceConditions<D>& faces = {}) : m_faces(faces) {
     m_faces.validate("FieldUpdate");
     m_shape.results.assign(results.begin(), results.end());
     m_radius = m_shape.radius();
@@ -237,7 +238,8 @@ class FieldUpdate {
   /// Points a work item walks along the slowest axis in the streaming pass (default 16);
   /// 0: no streaming pass, every point a work item.
   FieldUpdate& stream_rows(int rows) {
-    if (rows < 0) impl::fail("FieldUpdate::stream_rows", "rows ", rows, " is negative (0 turns the streaming pass off)");
+    if (rows < 0)
+      impl::fail("FieldUpdate::stream_rows", "rows ", rows, " is negative (0 turns the streaming pass off)");
     m_stream_rows = rows;
     return *this;
   }
@@ -254,12 +256,13 @@ class FieldUpdate {
   /// outputs) a value beyond half's range.
   template <class VIn, int NIn, class VOut, int NOut, class Pointwise>
   void run(const ExecSpace& space, const FieldList<VIn, D, NIn, typename ExecSpace::memory_space>& inputs,
-           const FieldList<VOut, D, NOut, typename ExecSpace::memory_space>& outputs, const Pointwise& pointwise) const {
+           const FieldList<VOut, D, NOut, typename ExecSpace::memory_space>& outputs,
+           const Pointwise& pointwise) const {
     static_assert(std::is_same_v<std::remove_const_t<VIn>, T> && std::is_same_v<VOut, T>,
                   "sparstencil: the fields' value type must be the update's T (outputs not const)");
-    using Results = Kokkos::Array<Acc, NResults>;
-    using Centres = Kokkos::Array<Acc, NIn>;
-    using Point   = Kokkos::Array<int, D>;
+    using Results             = Kokkos::Array<Acc, NResults>;
+    using Centres             = Kokkos::Array<Acc, NIn>;
+    using Point               = Kokkos::Array<int, D>;
     constexpr bool with_point = std::is_invocable_v<const Pointwise&, const Results&, const Centres&, const Point&>;
     static_assert(with_point || std::is_invocable_v<const Pointwise&, const Results&, const Centres&>,
                   "sparstencil: the pointwise function must be callable as f(results, centres) or f(results, "
@@ -275,7 +278,8 @@ class FieldUpdate {
     if (!run_streamed<with_point>(space, inputs, outputs, pointwise)) {
       // Inline tables: at most inline_loads an input, memory distances in 32 bits.
       bool fits = true;
-      for (std::size_t i = 0; i + 1 < m_load_begin.size(); ++i) fits = fits && m_load_begin[i + 1] - m_load_begin[i] <= inline_loads;
+      for (std::size_t i = 0; i + 1 < m_load_begin.size(); ++i)
+        fits = fits && m_load_begin[i + 1] - m_load_begin[i] <= inline_loads;
       for (int i = 0; fits && i < NIn && i + 1 < static_cast<int>(m_load_begin.size()); ++i) {
         for (int l = m_load_begin[i]; l < m_load_begin[i + 1]; ++l) {
           fits = fits && fits_int(distance(m_host_loads[l].offset, inputs.refs[i].stride));
@@ -337,8 +341,8 @@ class FieldUpdate {
         k_max = std::max(k_max, static_cast<int>(cross[r].size()));
       }
       auto launch_window = [&](auto window) {
-        using Win = decltype(window);
-        using Pass  = Streamed<NIn, NOut, Pointwise, WithPoint, Win>;
+        using Win       = decltype(window);
+        using Pass      = Streamed<NIn, NOut, Pointwise, WithPoint, Win>;
         constexpr int K = Pass::K, R = Pass::R, W = Pass::W, C = Pass::C;
         Pass s(kernel_for<false, WithPoint>(inputs, outputs, pointwise));
         for (int r = 0; r < NResults; ++r) {
@@ -351,7 +355,8 @@ class FieldUpdate {
           }
           for (const Term<D>& term : m_shape.results[r].stencil().terms()) {
             const auto k = std::find(cross[r].begin(), cross[r].end(), cross_of(term.offset)) - cross[r].begin();
-            const auto at = Win::star ? (k == 0 ? term.offset[stream] + R : W + k - 1) : k * W + term.offset[stream] + R;
+            const auto at =
+                Win::star ? (k == 0 ? term.offset[stream] + R : W + k - 1) : k * W + term.offset[stream] + R;
             s.cross_weight[r * C + at] += static_cast<Acc>(term.weight);
           }
         }
@@ -413,8 +418,8 @@ class FieldUpdate {
     long teams                 = kernel.chunks;
     for (int a = 0; a < D; ++a) teams *= a == kernel.fast ? 1 : n[a];
     if (teams > INT32_MAX) impl::fail("FieldUpdate::run", "the grid ", impl::tuple_string(n), " has too many rows");
-    using Policy         = Kokkos::TeamPolicy<ExecSpace, LightWeight>;
-    const int team_size  = std::min(256, Policy(space, 1, Kokkos::AUTO).team_size_max(kernel, Kokkos::ParallelForTag()));
+    using Policy        = Kokkos::TeamPolicy<ExecSpace, LightWeight>;
+    const int team_size = std::min(256, Policy(space, 1, Kokkos::AUTO).team_size_max(kernel, Kokkos::ParallelForTag()));
     Kokkos::parallel_for("sparstencil::field_update", Policy(space, static_cast<int>(teams), team_size), kernel);
   }
 
@@ -461,8 +466,12 @@ class FieldUpdate {
     }
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    const int max_input = m_shape.results.empty() ? 0 : std::max_element(m_shape.results.begin(), m_shape.results.end(),
-                                                                           [](const auto& a, const auto& b) { return a.input() < b.input(); })->input();
+    const int max_input =
+        m_shape.results.empty()
+            ? 0
+            : std::max_element(m_shape.results.begin(), m_shape.results.end(), [](const auto& a, const auto& b) {
+                return a.input() < b.input();
+              })->input();
     m_load_begin.assign(max_input + 2, 0);
     std::vector<Load> loads(keys.size());
     std::vector<Acc> weights(keys.size() * NResults, Acc(0));
@@ -561,7 +570,8 @@ class FieldUpdate {
       if (dirichlet >= 0) {
         const impl::FieldRef<const T, D>& g = dirichlet_field[dirichlet];
         if (g.data == nullptr) return dirichlet_value[dirichlet];
-        for (int a = 0; a < D; ++a) k[a] = a == dirichlet / 2 ? 0 : (k[a] < 0 ? 0 : (k[a] >= extent[a] ? extent[a] - 1 : k[a]));
+        for (int a = 0; a < D; ++a)
+          k[a] = a == dirichlet / 2 ? 0 : (k[a] < 0 ? 0 : (k[a] >= extent[a] ? extent[a] - 1 : k[a]));
         return static_cast<Acc>(g.data[g.at(k)]);
       }
       return static_cast<Acc>(f.data[f.at(k)]);
@@ -595,7 +605,8 @@ class FieldUpdate {
     }
     /// The loop for `count` in [Lo, Hi], found by bisection (a few uniform branches a point).
     template <int Lo, int Hi>
-    KOKKOS_INLINE_FUNCTION void add_loads(int count, int first, const T* at, Kokkos::Array<Acc, NResults>& results) const {
+    KOKKOS_INLINE_FUNCTION void add_loads(int count, int first, const T* at,
+                                          Kokkos::Array<Acc, NResults>& results) const {
       if constexpr (Lo == Hi) {
         add_loads_of<Lo>(first, at, results);
       } else {
@@ -658,7 +669,8 @@ class FieldUpdate {
 
     /// The pointwise function at x and the outputs' values stored.
     KOKKOS_FORCEINLINE_FUNCTION void finish(const int* x, const Kokkos::Array<Acc, NResults>& results,
-                                       const Kokkos::Array<Acc, NIn>& centres, const Kokkos::Array<T*, NOut>& at_out) const {
+                                            const Kokkos::Array<Acc, NIn>& centres,
+                                            const Kokkos::Array<T*, NOut>& at_out) const {
       Kokkos::Array<int, D> where;
       for (int a = 0; a < D; ++a) where[a] = x[a];
       const auto values = call(pointwise, results, centres, where, std::bool_constant<WithPoint>{});
@@ -688,7 +700,8 @@ class FieldUpdate {
       // Points of an inside row between radius and extent - radius along the contiguous
       // axis take the direct path; the rest apply the face rules.
       bool inside_row = true;
-      for (int a = 0; a < D; ++a) inside_row = inside_row && (a == fast || (x[a] >= radius[a] && x[a] < extent[a] - radius[a]));
+      for (int a = 0; a < D; ++a)
+        inside_row = inside_row && (a == fast || (x[a] >= radius[a] && x[a] < extent[a] - radius[a]));
       int lo = begin, hi = begin;
       if (inside_row) {
         lo = begin > radius[fast] ? begin : radius[fast];
@@ -737,18 +750,18 @@ class FieldUpdate {
   struct Streamed {
     static constexpr int K = Win::cross, R = Win::radius, W = 2 * Win::radius + 1;
     static constexpr bool Star = Win::star;
-    static constexpr int Q = Star ? W : K * W;          ///< values a result keeps
-    static constexpr int C = Star ? W + K - 1 : K * W;  ///< weights a result has
+    static constexpr int Q     = Star ? W : K * W;          ///< values a result keeps
+    static constexpr int C     = Star ? W + K - 1 : K * W;  ///< weights a result has
     /// Rows between the row a step loads and the one it asks L2 for: two walks of the
     /// default length ahead (perf_tests/RESULTS.md, 2026-11-24, 282c474).
     static constexpr int ahead = 32;
-    Kernel<NIn, NOut, Pointwise, WithPoint, false> kernel;  ///< the fields, the face rules, the pointwise function
+    Kernel<NIn, NOut, Pointwise, WithPoint, false> kernel;       ///< the fields, the face rules, the pointwise function
     Kokkos::Array<impl::FieldRef<const T, D>, NResults> source;  ///< each result's input
     Kokkos::Array<int, NResults * K> cross_delta{};              ///< [result][k]: memory distance in its input
     /// [result][k][row offset + R]; Star: [result][row offset + R] of cross-section 0,
     /// then [result][W + k - 1] of cross-section k's row
     Kokkos::Array<Acc, NResults * C> cross_weight{};
-    int stream = 0, rows = 1;  ///< the slowest axis; points a walk covers
+    int stream = 0, rows = 1;                      ///< the slowest axis; points a walk covers
     Kokkos::Array<int, D> order{}, lo{}, count{};  ///< axes fastest first (stream last); the box inside
     long walks = 0, frame = 0;                     ///< work items walking the box; points outside it
     Kokkos::Array<long, D> slab{};  ///< frame points with axis order[p] outside the box, order[q < p] inside
@@ -758,10 +771,11 @@ class FieldUpdate {
     /// A walk's state (indexed by constants only, so that it lives in registers).
     struct Walk {
       Kokkos::Array<Acc, NResults * Q> queue;  ///< [result][k][row slot]
-      Kokkos::Array<const T*, NResults> lead;      ///< each result's input at the next row to load
+      Kokkos::Array<const T*, NResults> lead;  ///< each result's input at the next row to load
       Kokkos::Array<const T*, NIn> centre;
       Kokkos::Array<T*, NOut> out;
-      Kokkos::Array<int, D> x{};  ///< the point; x[stream] advances (every axis set: value-initialised so the compiler need not prove it)
+      Kokkos::Array<int, D>
+          x{};  ///< the point; x[stream] advances (every axis set: value-initialised so the compiler need not prove it)
     };
 
     /// x with its streaming coordinate set to `row`.
@@ -801,12 +815,14 @@ class FieldUpdate {
           for (int d = 0; d < W; ++d) sum += cross_weight[r * C + d] * w.queue[r * Q + (Phase + d) % W];
           const T* on_row = w.lead[r] - (R + 1) * source[r].stride[stream];  // (lead has passed row + R)
           SPARSTENCIL_UNROLL
-          for (int k = 1; k < K; ++k) sum += cross_weight[r * C + W + k - 1] * static_cast<Acc>(on_row[cross_delta[r * K + k]]);
+          for (int k = 1; k < K; ++k)
+            sum += cross_weight[r * C + W + k - 1] * static_cast<Acc>(on_row[cross_delta[r * K + k]]);
         } else {
           SPARSTENCIL_UNROLL
           for (int k = 0; k < K; ++k) {
             SPARSTENCIL_UNROLL
-            for (int d = 0; d < W; ++d) sum += cross_weight[(r * K + k) * W + d] * w.queue[(r * K + k) * W + (Phase + d) % W];
+            for (int d = 0; d < W; ++d)
+              sum += cross_weight[(r * K + k) * W + d] * w.queue[(r * K + k) * W + (Phase + d) % W];
           }
         }
         results[r] = sum;
@@ -892,19 +908,20 @@ class FieldUpdate {
                                                              const Pointwise& pointwise) const {
     Kernel<NIn, NOut, Pointwise, WithPoint, Inline> k(pointwise);
     for (int i = 0; i < NIn; ++i) {
-      k.in[i].data = inputs.refs[i].data;
-      k.in[i].stride = inputs.refs[i].stride;
-      k.in[i].ghost  = inputs.refs[i].ghost;
+      k.in[i].data        = inputs.refs[i].data;
+      k.in[i].stride      = inputs.refs[i].stride;
+      k.in[i].ghost       = inputs.refs[i].ghost;
       k.load_begin[i + 1] = m_load_begin[std::min<std::size_t>(i + 1, m_load_begin.size() - 1)];
       for (int l = k.load_begin[i]; Inline && l < k.load_begin[i + 1]; ++l) {
         const int slot = i * inline_loads + (l - k.load_begin[i]);
-        k.delta[slot]  = static_cast<int>(distance(m_host_loads[l].offset, inputs.refs[i].stride));  // (range checked by run)
+        k.delta[slot] =
+            static_cast<int>(distance(m_host_loads[l].offset, inputs.refs[i].stride));  // (range checked by run)
         for (int r = 0; r < NResults; ++r) k.weight[slot * NResults + r] = m_host_weights[l * NResults + r];
       }
     }
-    k.out    = outputs.refs;
-    k.tables = m_tables;
-    k.overflow = m_overflow;
+    k.out                = outputs.refs;
+    k.tables             = m_tables;
+    k.overflow           = m_overflow;
     k.coefficient_fields = m_field_refs;
     k.axis_factors       = m_factor_refs;
     for (int a = 0; a < D; ++a) {
@@ -928,26 +945,29 @@ class FieldUpdate {
   }
   template <int R, class View>
   Kokkos::View<const impl::FieldRef<const T, R>*, memory_space> refs_of(const std::string& label,
-                                                                         const std::vector<View>& views) const {
+                                                                        const std::vector<View>& views) const {
     std::vector<impl::FieldRef<const T, R>> refs;
     for (const View& v : views) refs.push_back(ref_of<R>(v));
     return upload(label, refs);
   }
 
   template <class VIn, int NIn, class VOut, int NOut>
-  void check(const FieldList<VIn, D, NIn, memory_space>& inputs, const FieldList<VOut, D, NOut, memory_space>& outputs) const {
-    const char* fn = "FieldUpdate::run";
+  void check(const FieldList<VIn, D, NIn, memory_space>& inputs,
+             const FieldList<VOut, D, NOut, memory_space>& outputs) const {
+    const char* fn       = "FieldUpdate::run";
     UpdateShape<D> shape = m_shape;
     shape.inputs = NIn, shape.outputs = NOut;
     shape.validate(fn);
     for (int i = 0; i < NIn; ++i) {  // before the extents: a null View has extents 0
-      if (!inputs.refs[i].data) impl::fail(fn, "input ", i, " ('", inputs.labels[i], "') holds no data (a null pointer)");
+      if (!inputs.refs[i].data)
+        impl::fail(fn, "input ", i, " ('", inputs.labels[i], "') holds no data (a null pointer)");
     }
     for (int o = 0; o < NOut; ++o) {
-      if (!outputs.refs[o].data) impl::fail(fn, "output ", o, " ('", outputs.labels[o], "') holds no data (a null pointer)");
+      if (!outputs.refs[o].data)
+        impl::fail(fn, "output ", o, " ('", outputs.labels[o], "') holds no data (a null pointer)");
     }
     const std::array<int, D> n = outputs.extents[0];
-    auto field_name = [](const char* kind, int i, const std::string& label) {
+    auto field_name            = [](const char* kind, int i, const std::string& label) {
       return std::string(kind) + " " + std::to_string(i) + (label.empty() ? "" : " ('" + label + "')");
     };
     auto same_extents = [&](const char* kind, int i, const std::string& label, const std::array<int, D>& e) {
@@ -976,9 +996,10 @@ class FieldUpdate {
       }
       for (int i = 0; ghost && i < NIn; ++i) {
         if (inputs.refs[i].ghost[a] < m_radius[a]) {
-          impl::fail(fn, field_name("input", i, inputs.labels[i]), " has ", inputs.refs[i].ghost[a],
-                     " ghost layer(s) along axis ", a, ", fewer than the stencils' radius ", m_radius[a],
-                     " there: a ghost face reads the halo the application filled, at least the radius wide (with_ghosts)");
+          impl::fail(
+              fn, field_name("input", i, inputs.labels[i]), " has ", inputs.refs[i].ghost[a],
+              " ghost layer(s) along axis ", a, ", fewer than the stencils' radius ", m_radius[a],
+              " there: a ghost face reads the halo the application filled, at least the radius wide (with_ghosts)");
         }
       }
     }
@@ -1002,7 +1023,8 @@ class FieldUpdate {
         for (int b = 0; v.data() && b < D; ++b) {
           if (static_cast<int>(v.extent(b)) != (b == a ? 1 : n[b])) {
             impl::fail(fn, "the dirichlet values of face (axis ", a, ", side ", s, ") have extents ",
-                       impl::extents_string(v), " but the grid is ", impl::tuple_string(n), " (expected 1 along axis ", a, ")");
+                       impl::extents_string(v), " but the grid is ", impl::tuple_string(n), " (expected 1 along axis ",
+                       a, ")");
           }
         }
       }
@@ -1032,7 +1054,8 @@ class FieldUpdate {
       }
       for (int p = 0; p < o; ++p) {
         if (shared(outputs, p, outputs, o)) {
-          impl::fail(fn, "outputs ", p, " ('", outputs.labels[p], "') and ", o, " ('", outputs.labels[o], "') share memory");
+          impl::fail(fn, "outputs ", p, " ('", outputs.labels[p], "') and ", o, " ('", outputs.labels[o],
+                     "') share memory");
         }
       }
     }
@@ -1058,11 +1081,15 @@ class FieldUpdate {
 /// One step of `stencil` from `in` into `out` under face conditions: every point written,
 /// reads outside the grid as the faces say. (in and out may be Ghosted.)
 template <class ExecSpace, class In, class Out, int D>
-void apply(const ExecSpace& space, const In& in, const Out& out, const Stencil<D>& stencil, const FaceConditions<D>& faces) {
+void apply(const ExecSpace& space, const In& in, const Out& out, const Stencil<D>& stencil,
+           const FaceConditions<D>& faces) {
   using T = typename impl::view_traits_of<Out>::view::non_const_value_type;
   FieldUpdate<D, 1, T, ExecSpace> update({StencilOn<D>(stencil, 0)}, faces);
-  update.run(space, fields(in), fields(out),
-             KOKKOS_LAMBDA(const Kokkos::Array<accumulator_t<T>, 1>& s, const Kokkos::Array<accumulator_t<T>, 1>&) { return s; });
+  update.run(
+      space, fields(in), fields(out),
+      KOKKOS_LAMBDA(const Kokkos::Array<accumulator_t<T>, 1>& s, const Kokkos::Array<accumulator_t<T>, 1>&) {
+        return s;
+      });
 }
 
 }  // namespace sparstencil

@@ -173,8 +173,9 @@ class StencilPlan {
 
   /// A plan owns its executor's device tables and recorded graphs: it moves, it does not
   /// copy (share one by reference or std::shared_ptr). A moved-from plan throws on use.
-  StencilPlan(const StencilPlan&) SPARSTENCIL_DELETED("sparstencil: a StencilPlan cannot be copied (it owns device "
-                                                     "tables); move it, or share it by reference or std::shared_ptr");
+  StencilPlan(const StencilPlan&) SPARSTENCIL_DELETED(
+      "sparstencil: a StencilPlan cannot be copied (it owns device "
+      "tables); move it, or share it by reference or std::shared_ptr");
   StencilPlan& operator=(const StencilPlan&) SPARSTENCIL_DELETED(
       "sparstencil: a StencilPlan cannot be copied (it owns device tables); move it, or share it by reference or "
       "std::shared_ptr");
@@ -339,13 +340,13 @@ class StencilPlan {
     std::unique_ptr<impl::RecordedLaunches> graph;
   };
   std::vector<Recorded> m_recorded;
-  static constexpr int recorded_launches = 16;  ///< launches in one graph (an even count)
-  static constexpr std::size_t recorded_runs_kept = 4;  ///< iterate's graphs kept (buffer pairs x stages)
+  static constexpr int recorded_launches          = 16;  ///< launches in one graph (an even count)
+  static constexpr std::size_t recorded_runs_kept = 4;   ///< iterate's graphs kept (buffer pairs x stages)
   /// apply's recorded steps by (in, out) data, the latest few.
   mutable std::vector<Recorded> m_recorded_steps;
   static constexpr std::size_t recorded_steps_kept = 8;
-  mutable std::size_t m_step_recordings = 0;
-  mutable bool m_step_unrecordable      = false;
+  mutable std::size_t m_step_recordings            = 0;
+  mutable bool m_step_unrecordable                 = false;
 
   /// The graph of `cache` recorded for buffers (a, b) and `stage`, if any.
   static Recorded* find_recorded(std::vector<Recorded>& cache, const void* a, const void* b, const StageData* stage) {
@@ -365,7 +366,8 @@ class StencilPlan {
   static const Stencil<D>& checked_dimension(const AnyStencil& stencil) {
     static_assert(D >= 1 && D <= 3, "sparstencil: Views must have rank 1, 2 or 3");
     if (dimension(stencil) != D) {
-      impl::fail("StencilPlan", "stencil '", name(stencil), "' is ", dimension(stencil), "-D but the Views have rank ", D);
+      impl::fail("StencilPlan", "stencil '", name(stencil), "' is ", dimension(stencil), "-D but the Views have rank ",
+                 D);
     }
     return std::get<D - 1>(stencil);
   }
@@ -390,7 +392,9 @@ class StencilPlan {
                   "sparstencil: the Views cannot be converted to the plan's View types");
   }
 
-  static std::string strides(const std::size_t (&s)[D]) { return impl::tuple_string(std::vector<std::size_t>(s, s + D)); }
+  static std::string strides(const std::size_t (&s)[D]) {
+    return impl::tuple_string(std::vector<std::size_t>(s, s + D));
+  }
 
   /// The stage apply runs; throws where the plan was moved from.
   const StageData& single() const {
@@ -449,8 +453,8 @@ class StencilPlan {
   /// (uploads, tuning), which runs `steps` <= depth steps a launch.
   const StageData& stage(int depth, const InView& in, const OutView& out) {
     if (auto it = m_stages.find(depth); it != m_stages.end()) return *it->second;
-    auto s  = std::make_unique<StageData>();
-    s->plan = plan_of(depth);
+    auto s            = std::make_unique<StageData>();
+    s->plan           = plan_of(depth);
     const bool forced = m_options.fusion > 0;
     impl::with_backend<ExecSpace, InView, OutView>(s->plan.backend, [&](auto trait) {
       using Trait = decltype(trait);
@@ -462,11 +466,11 @@ class StencilPlan {
     }
     impl::with_backend<ExecSpace, InView, OutView>(s->plan.backend, [&](auto trait) {
       using Trait = decltype(trait);
-      s->launcher = Trait::template launcher<ExecSpace, InView, OutView, D>(m_space, s->plan, m_stencil, in, out,
-                                                                          m_options);
+      s->launcher =
+          Trait::template launcher<ExecSpace, InView, OutView, D>(m_space, s->plan, m_stencil, in, out, m_options);
     });
-    s->report         = {s->plan.backend, ExecSpace::name(), 1,           s->launcher->describe(),
-                         s->steps,        s->plan.warnings, s->plan.boundary, s->plan.precision};
+    s->report         = {s->plan.backend,  ExecSpace::name(), 1, s->launcher->describe(), s->steps, s->plan.warnings,
+                         s->plan.boundary, s->plan.precision};
     s->apply_region   = "sparstencil::apply[" + s->plan.backend + "]";
     s->iterate_region = "sparstencil::iterate[" + s->plan.backend + "]";
     return *m_stages.emplace(depth, std::move(s)).first->second;
@@ -531,12 +535,12 @@ class StencilPlan {
     const int depth = most > 0 ? std::min(most, fusion_for(steps)) : fusion_for(steps);
     if (m_schedule.steps == steps && m_schedule.depth == depth) return m_schedule;
     Schedule s;
-    s.steps      = steps;
-    s.depth      = depth;
-    s.main       = &stage(depth, a, b);  // depth <= steps
-    const int m  = s.main->steps;
-    s.repeats    = static_cast<std::size_t>((steps - depth) / m + 1);  // launches while depth steps are left
-    int left     = steps - static_cast<int>(s.repeats) * m;
+    s.steps     = steps;
+    s.depth     = depth;
+    s.main      = &stage(depth, a, b);  // depth <= steps
+    const int m = s.main->steps;
+    s.repeats   = static_cast<std::size_t>((steps - depth) / m + 1);  // launches while depth steps are left
+    int left    = steps - static_cast<int>(s.repeats) * m;
     while (left > 0) {  // fewer than depth steps: at most depth - 1 launches
       const StageData& t = stage(left, a, b);
       s.tail.push_back(&t);
@@ -616,15 +620,15 @@ class StencilPlan {
       if (!first->launcher->capturable() || same < static_cast<std::size_t>(recorded_launches)) return 0;
       Recorded* found = find_recorded(m_recorded, a.data(), b.data(), first);
       if (!found) {
-        InView x = a;
-        OutView y = b;
+        InView x   = a;
+        OutView y  = b;
         auto graph = std::make_unique<impl::RecordedLaunches>("iterate", m_space.cuda_stream(), [&] {
           for (int n = 0; n < recorded_launches; ++n) {
             launch_in_run(*first->launcher, n, x, y);
             std::swap(x, y);
           }
         });
-        found = &keep_recorded(m_recorded, recorded_runs_kept, {a.data(), b.data(), first, std::move(graph)});
+        found      = &keep_recorded(m_recorded, recorded_runs_kept, {a.data(), b.data(), first, std::move(graph)});
       }
       const std::size_t replays = same / recorded_launches;
       for (std::size_t n = 0; n < replays; ++n) found->graph->replay(m_space.cuda_stream());

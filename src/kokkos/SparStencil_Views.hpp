@@ -12,11 +12,17 @@ namespace impl {
 template <class T, int D>
 struct grid_data;
 template <class T>
-struct grid_data<T, 1> { using type = T*; };
+struct grid_data<T, 1> {
+  using type = T*;
+};
 template <class T>
-struct grid_data<T, 2> { using type = T**; };
+struct grid_data<T, 2> {
+  using type = T**;
+};
 template <class T>
-struct grid_data<T, 3> { using type = T***; };
+struct grid_data<T, 3> {
+  using type = T***;
+};
 }  // namespace impl
 
 /// Kokkos::View of a D-dimensional grid of T.

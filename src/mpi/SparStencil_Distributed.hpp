@@ -61,9 +61,9 @@ inline void agree(MPI_Comm comm, const char* function, const std::string& local_
   int total = 0;
   for (int r = 0; r < ranks; ++r) offsets[r] = total, total += lengths[r];
   std::string all(static_cast<std::size_t>(total), ' ');
-  check_mpi(MPI_Allgatherv(local_error.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                           comm),
-            function, "MPI_Allgatherv");
+  check_mpi(
+      MPI_Allgatherv(local_error.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm),
+      function, "MPI_Allgatherv");
   std::string message;
   int failing = 0;
   for (int r = 0; r < ranks; ++r) {
@@ -161,8 +161,8 @@ inline void check_cuda(cudaError_t status, const char* call) {
 template <class ExecSpace>
 class LaunchTimer {
  public:
-  LaunchTimer() = default;
-  LaunchTimer(const LaunchTimer&) = delete;
+  LaunchTimer()                              = default;
+  LaunchTimer(const LaunchTimer&)            = delete;
   LaunchTimer& operator=(const LaunchTimer&) = delete;
   ~LaunchTimer() {
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -214,8 +214,8 @@ class LaunchTimer {
 /// that share a GPU through MPS); destroyed with its owner, after every use of it.
 class PriorityStream {
  public:
-  PriorityStream() = default;
-  PriorityStream(const PriorityStream&) = delete;
+  PriorityStream()                                 = default;
+  PriorityStream(const PriorityStream&)            = delete;
   PriorityStream& operator=(const PriorityStream&) = delete;
 #if defined(KOKKOS_ENABLE_CUDA)
   ~PriorityStream() {
@@ -237,7 +237,7 @@ class PriorityStream {
 
  private:
   static constexpr auto check = check_cuda;
-  cudaStream_t m_stream = nullptr;
+  cudaStream_t m_stream       = nullptr;
 #endif
 };
 
@@ -280,7 +280,8 @@ struct Placement {
       const int h = hosts.emplace(leaders[r], static_cast<int>(hosts.size())).first->second;
       const std::string bus(&ids[static_cast<std::size_t>(r) * id_length]);
       p.host.push_back(h);
-      p.gpu.push_back(bus.empty() ? -1 : gpus.emplace(std::make_pair(h, bus), static_cast<int>(gpus.size())).first->second);
+      p.gpu.push_back(bus.empty() ? -1
+                                  : gpus.emplace(std::make_pair(h, bus), static_cast<int>(gpus.size())).first->second);
     }
     p.hosts = static_cast<int>(hosts.size());
     p.gpus  = static_cast<int>(gpus.size());
@@ -289,7 +290,7 @@ struct Placement {
 
   /// One line for explain(): ranks, hosts, GPUs and how many ranks share one.
   std::string describe() const {
-    const int ranks = static_cast<int>(host.size());
+    const int ranks  = static_cast<int>(host.size());
     std::string text = "Placement: " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") + " on " +
                        std::to_string(hosts) + (hosts == 1 ? " host" : " hosts");
     if (gpus == 0) return text + ", host memory\n";
@@ -317,7 +318,7 @@ class IpcBuffer {
     check_cuda(cudaSetDevice(current), "cudaSetDevice");
     check_cuda(status, "cudaMalloc");
   }
-  IpcBuffer(const IpcBuffer&) = delete;
+  IpcBuffer(const IpcBuffer&)            = delete;
   IpcBuffer& operator=(const IpcBuffer&) = delete;
   ~IpcBuffer() { cudaFree(m_data); }
   void* data() const { return m_data; }
@@ -337,7 +338,7 @@ class IpcMapping {
       cudaGetLastError();  // the failure is reported by base() being null, not left pending
     }
   }
-  IpcMapping(const IpcMapping&) = delete;
+  IpcMapping(const IpcMapping&)            = delete;
   IpcMapping& operator=(const IpcMapping&) = delete;
   ~IpcMapping() {
     if (m_base) cudaIpcCloseMemHandle(m_base);
@@ -354,11 +355,11 @@ class IpcMapping {
 /// at once instead of a copy each.
 template <class PaddedView, int D>
 struct BoxCopies {
-  using T = typename PaddedView::non_const_value_type;
+  using T                   = typename PaddedView::non_const_value_type;
   static constexpr int most = 26;  ///< the neighbours of a 3-D block
   struct Box {
-    T* data = nullptr;  ///< the box's contiguous values
-    long first = 0;     ///< the box's first index in the launch
+    T* data    = nullptr;                   ///< the box's contiguous values
+    long first = 0;                         ///< the box's first index in the launch
     Kokkos::Array<int, D> begin{}, size{};  ///< in the padded allocation's coordinates
   };
   PaddedView field;
@@ -370,7 +371,7 @@ struct BoxCopies {
   void add(T* data, const Kokkos::Array<int, D>& begin, const Kokkos::Array<int, D>& size) {
     if (count == most) fail("DistributedPlan", "more than ", most, " boxes in one copy (internal)");
     boxes[count] = Box{data, total, begin, size};
-    long points = 1;
+    long points  = 1;
     for (int k = 0; k < D; ++k) points *= size[k];
     total += points;
     ++count;
@@ -379,7 +380,7 @@ struct BoxCopies {
     int m = 0;
     while (m + 1 < count && boxes[m + 1].first <= i) ++m;
     const Box& b = boxes[m];
-    long r = i - b.first;
+    long r       = i - b.first;
     Kokkos::Array<int, D> c;
     for (int k = D - 1; k >= 0; --k) c[k] = b.begin[k] + static_cast<int>(r % b.size[k]), r /= b.size[k];
     T& value = element<D>(field, c);
@@ -393,7 +394,7 @@ struct BoxCopies {
     // memory (whose launches wait on the host for the one before).
     static_assert(sizeof(BoxCopies) < 4096, "the halo copies must fit the launch parameters");
     using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>,
-                                      Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
+                                       Kokkos::Experimental::WorkItemProperty::HintLightWeight_t>;
     Kokkos::parallel_for("sparstencil::halo_copies", Policy(space, 0, total), *this);
   }
 };
@@ -453,7 +454,8 @@ class Domain {
       impl::check_mpi(MPI_Cartdim_get(comm, &ndims), function, "MPI_Cartdim_get");
       std::array<int, 3> dims{}, periods{}, coords{};
       impl::on_every_rank(comm, function, [&] {
-        if (ndims != D) impl::fail(function, "the communicator's Cartesian topology has ", ndims, " axes, the grid ", D);
+        if (ndims != D)
+          impl::fail(function, "the communicator's Cartesian topology has ", ndims, " axes, the grid ", D);
         impl::check_mpi(MPI_Cart_get(comm, D, dims.data(), periods.data(), coords.data()), function, "MPI_Cart_get");
         for (int a = 0; a < D; ++a) {
           if ((periods[a] != 0) != periodic) {
@@ -476,8 +478,7 @@ class Domain {
       });
       std::array<int, D> periods{};
       for (int a = 0; a < D; ++a) periods[a] = periodic ? 1 : 0;
-      impl::check_mpi(MPI_Cart_create(comm, D, s.dims.data(), periods.data(), 0, &s.comm), function,
-                      "MPI_Cart_create");
+      impl::check_mpi(MPI_Cart_create(comm, D, s.dims.data(), periods.data(), 0, &s.comm), function, "MPI_Cart_create");
     }
     impl::check_mpi(MPI_Comm_rank(s.comm, &s.rank), function, "MPI_Comm_rank");
     impl::check_mpi(MPI_Comm_size(s.comm, &s.size), function, "MPI_Comm_size");
@@ -506,7 +507,9 @@ class Domain {
     return c;
   }
   /// The block of `rank` (this rank's by default) along `axis`.
-  BlockRange block(int axis) const { return block_range(m_state->extent[axis], m_state->dims[axis], m_state->coords[axis]); }
+  BlockRange block(int axis) const {
+    return block_range(m_state->extent[axis], m_state->dims[axis], m_state->coords[axis]);
+  }
   BlockRange block_of(int rank, int axis) const {
     return block_range(m_state->extent[axis], m_state->dims[axis], coords_of(rank)[axis]);
   }
@@ -561,10 +564,10 @@ template <class T, int D, class Layout = Kokkos::LayoutRight,
           class MemSpace = Kokkos::DefaultExecutionSpace::memory_space>
 class DistributedField {
  public:
-  using value_type  = T;
-  using padded_view = GridView<T, D, Layout, MemSpace>;
-  using box_view    = Kokkos::View<typename impl::grid_data<T, D>::type, Kokkos::LayoutStride, MemSpace>;
-  using memory_space = MemSpace;
+  using value_type          = T;
+  using padded_view         = GridView<T, D, Layout, MemSpace>;
+  using box_view            = Kokkos::View<typename impl::grid_data<T, D>::type, Kokkos::LayoutStride, MemSpace>;
+  using memory_space        = MemSpace;
   static constexpr int rank = D;
 
   DistributedField(const Domain<D>& domain, int ghost_width, const std::string& label = "field")
@@ -581,7 +584,8 @@ class DistributedField {
       for (int a = 0; a < D; ++a) {
         m_extent[a] = domain.block(a).size;
         m_origin[a] = a == contiguous ? round_up(ghost_width) : ghost_width;
-        padded[a]   = a == contiguous ? round_up(m_origin[a] + m_extent[a] + ghost_width) : m_extent[a] + 2L * ghost_width;
+        padded[a] =
+            a == contiguous ? round_up(m_origin[a] + m_extent[a] + ghost_width) : m_extent[a] + 2L * ghost_width;
         if (padded[a] > INT_MAX) {
           impl::fail("DistributedField", "a padded block of ", padded[a], " points along axis ", a);
         }
@@ -648,16 +652,16 @@ auto padded_on_host(const Field& f) {
 template <class Field>
 GridView<typename Field::value_type, Field::rank, Kokkos::LayoutRight, Kokkos::HostSpace> gather(const Field& f,
                                                                                                  int root = 0) {
-  using T         = typename Field::value_type;
-  constexpr int D = Field::rank;
-  using Global    = GridView<T, D, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using T                 = typename Field::value_type;
+  constexpr int D         = Field::rank;
+  using Global            = GridView<T, D, Kokkos::LayoutRight, Kokkos::HostSpace>;
   const Domain<D>& domain = f.domain();
   const MPI_Comm comm     = domain.comm();
-  std::vector<T> mine(static_cast<std::size_t>(std::accumulate(f.extent().begin(), f.extent().end(), 1L,
-                                                                std::multiplies<long>())));
+  std::vector<T> mine(
+      static_cast<std::size_t>(std::accumulate(f.extent().begin(), f.extent().end(), 1L, std::multiplies<long>())));
   Kokkos::deep_copy(impl::packed<Kokkos::HostSpace, D>(mine.data(), f.extent()),
                     impl::subbox<D>(impl::padded_on_host(f), f.origin(), f.extent()));
-  const int ranks         = domain.ranks();
+  const int ranks = domain.ranks();
   std::vector<int> counts(static_cast<std::size_t>(ranks)), offsets(static_cast<std::size_t>(ranks));
   long total = 0;
   for (int r = 0; r < ranks; ++r) {
@@ -688,7 +692,7 @@ GridView<typename Field::value_type, Field::rank, Kokkos::LayoutRight, Kokkos::H
 /// every rank (each copies its own block; no messages). Ghosts are left as they were.
 template <class Field, class GlobalView>
 void scatter(const GlobalView& global, Field& f) {
-  constexpr int D = Field::rank;
+  constexpr int D         = Field::rank;
   const Domain<D>& domain = f.domain();
   impl::on_every_rank(domain.comm(), "scatter", [&] {
     for (int a = 0; a < D; ++a) {
@@ -701,15 +705,14 @@ void scatter(const GlobalView& global, Field& f) {
   std::array<long, D> begin{}, size{};
   for (int a = 0; a < D; ++a) begin[a] = domain.block(a).begin, size[a] = domain.block(a).size;
   auto mirror = impl::padded_on_host(f);
-  Kokkos::deep_copy(impl::subbox<D>(mirror, f.origin(), size),
-                    impl::subbox<D>(global, begin, size));
+  Kokkos::deep_copy(impl::subbox<D>(mirror, f.origin(), size), impl::subbox<D>(global, begin, size));
   Kokkos::deep_copy(f.padded(), mirror);
 }
 
 /// How a distributed plan exchanges and what it records.
 struct DistributedOptions {
-  Interconnect link;     ///< for explain()'s model
-  bool overlap = true;   ///< compute the interior while the halo is in flight
+  Interconnect link;    ///< for explain()'s model
+  bool overlap = true;  ///< compute the interior while the halo is in flight
   /// Keep a timeline of each launch (DistributedPlan::timeline()).
   bool record_timeline = false;
   /// Where MPI cannot take device pointers: halos for a rank on another GPU of the same
@@ -739,17 +742,21 @@ struct LaunchTimeline {
 template <class ExecSpace, class Field>
 class DistributedPlan {
  public:
-  using T         = typename Field::value_type;
+  using T                = typename Field::value_type;
   static constexpr int D = Field::rank;
-  using Box       = typename Field::box_view;
-  using LocalPlan = StencilPlan<ExecSpace, Box, Box>;
+  using Box              = typename Field::box_view;
+  using LocalPlan        = StencilPlan<ExecSpace, Box, Box>;
 
   /// Plans `stencil` from fields like `a` to fields like `b` under the domain's boundary
   /// (Options::boundary must equal it). Options::fusion caps the steps a launch, and so the
   /// halo: t r_a along each axis, which the fields' ghost width must hold.
   DistributedPlan(const ExecSpace& space, const Stencil<D>& stencil, const Field& a, const Field& b,
                   const Options& options = {}, const DistributedOptions& distributed = {})
-      : m_space(space), m_exchange_space(space), m_stencil(stencil), m_options(options), m_distributed(distributed),
+      : m_space(space),
+        m_exchange_space(space),
+        m_stencil(stencil),
+        m_options(options),
+        m_distributed(distributed),
         m_domain(a.domain()) {
     const char* function = "DistributedPlan";
     impl::on_every_rank(m_domain.comm(), function, [&] {
@@ -783,8 +790,8 @@ class DistributedPlan {
 #endif
     m_staged = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Field::memory_space>::accessible &&
                !impl::mpi_takes_cuda_pointers();
-    m_ghost  = a.ghost_width();
-    m_origin = a.origin();
+    m_ghost    = a.ghost_width();
+    m_origin   = a.origin();
     int device = -1;
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
@@ -832,7 +839,7 @@ class DistributedPlan {
     impl::check_mpi(MPI_Bcast(encoded.data(), count, MPI_INT, 0, comm), function, "MPI_Bcast");
     const LaunchSteps launches = LaunchSteps::decode(encoded);
     const int depth            = launches.most();
-    Setup* s        = nullptr;
+    Setup* s                   = nullptr;
     impl::on_every_rank(comm, function, [&] {
       s = &setup(depth, a, b);
       prepare(*s, a, b, launches);
@@ -881,8 +888,8 @@ class DistributedPlan {
     }
     const DistributedPrediction p =
         predict_distributed(s.full->plan().predicted.seconds * depth,
-                            s.inner ? static_cast<double>(inner_points) / static_cast<double>(points) : 0.0,
-                            s.estimate, s.inner != nullptr);
+                            s.inner ? static_cast<double>(inner_points) / static_cast<double>(points) : 0.0, s.estimate,
+                            s.inner != nullptr);
     return s.full->explain() + m_placement.describe() +
            explain_distributed(ranks, global, block, halo, depth, m_distributed.link, s.estimate, p);
   }
@@ -895,7 +902,7 @@ class DistributedPlan {
   using Coords = std::array<long, D>;
   struct Message {
     int peer = MPI_PROC_NULL, tag = 0;
-    Coords lo{}, hi{};  ///< the box sent (owned points) or received into (ghosts)
+    Coords lo{}, hi{};           ///< the box sent (owned points) or received into (ghosts)
     long offset = 0, count = 0;  ///< its place in the exchange's buffers
     bool self = false;           ///< to or from this rank (a periodic axis it spans alone)
     /// Copied device to device (DistributedOptions::peer_copies): sends write `remote`,
@@ -927,13 +934,13 @@ class DistributedPlan {
     Kokkos::View<T*, typename Field::memory_space> send_device, receive_device;
     Kokkos::View<T*, impl::StagingSpace> send_host, receive_host;
     long remote_sent = 0, remote_received = 0;  ///< values sent to and received from other ranks through MPI
-    bool peer_copies = false;  ///< messages to ranks on other GPUs of this host are peer copies
-    bool peers_connected = false;  ///< connect_peers ran
+    bool peer_copies     = false;               ///< messages to ranks on other GPUs of this host are peer copies
+    bool peers_connected = false;               ///< connect_peers ran
 #if defined(KOKKOS_ENABLE_CUDA)
-    std::unique_ptr<impl::IpcBuffer> ipc_receive;  ///< receive_device's memory where peers copy into it
+    std::unique_ptr<impl::IpcBuffer> ipc_receive;             ///< receive_device's memory where peers copy into it
     std::map<int, std::unique_ptr<impl::IpcMapping>> mapped;  ///< peers' receive buffers, by rank
 #endif
-    Copies pack, unpack;       ///< their field set per launch
+    Copies pack, unpack;             ///< their field set per launch
     std::unique_ptr<Field> scratch;  ///< the bands' output
     ExchangeEstimate estimate;
     bool overlap_planned = false;  ///< plan_overlap ran (made on the first launches, not for a probe)
@@ -945,11 +952,11 @@ class DistributedPlan {
   Options m_options;
   DistributedOptions m_distributed;
   Domain<D> m_domain;
-  int m_deepest    = 1;
-  int m_ghost      = 0;
+  int m_deepest = 1;
+  int m_ghost   = 0;
   std::array<long, D> m_origin{};  ///< the fields' padded index of block coordinate 0
-  int m_last_depth = 0;
-  bool m_staged    = false;
+  int m_last_depth   = 0;
+  bool m_staged      = false;
   bool m_peer_copies = false;  ///< every rank stages and asks for peer copies (CUDA)
   impl::Placement m_placement;
   std::map<int, std::unique_ptr<Setup>> m_setups;
@@ -976,18 +983,18 @@ class DistributedPlan {
 
   Setup& setup(int depth, const Field& a, const Field& b) {
     if (auto it = m_setups.find(depth); it != m_setups.end()) return *it->second;
-    auto s   = std::make_unique<Setup>();
+    auto s = std::make_unique<Setup>();
     Coords n{};
     for (int k = 0; k < D; ++k) {
-      n[k]       = m_domain.block(k).size;
-      s->halo[k] = depth * m_stencil.radius()[k];
+      n[k]           = m_domain.block(k).size;
+      s->halo[k]     = depth * m_stencil.radius()[k];
       const bool low = m_domain.has_neighbour(k, -1), high = m_domain.has_neighbour(k, +1);
       s->computed_lo[k]    = low ? -s->halo[k] : 0;
       s->computed_hi[k]    = n[k] + (high ? s->halo[k] : 0);
       s->inner_exact_lo[k] = low ? s->halo[k] : 0;
       s->inner_exact_hi[k] = n[k] - (high ? s->halo[k] : 0);
     }
-    s->full = std::make_unique<LocalPlan>(m_space, m_stencil, a.box(s->computed_lo, s->computed_hi),
+    s->full        = std::make_unique<LocalPlan>(m_space, m_stencil, a.box(s->computed_lo, s->computed_hi),
                                           b.box(s->computed_lo, s->computed_hi), local_options());
     s->peer_copies = m_peer_copies;
     make_messages(*s, n);
@@ -1006,7 +1013,7 @@ class DistributedPlan {
     }
     const Options local = local_options();
     const Coords& n     = a.extent();
-    s.inner = std::make_unique<LocalPlan>(m_space, m_stencil, a.owned(), b.owned(), local);
+    s.inner             = std::make_unique<LocalPlan>(m_space, m_stencil, a.owned(), b.owned(), local);
     // The bands run the interior's backend where they can: one executor's sums for every
     // owned point (the planner, free, may choose another for a thin box).
     Options same = local;
@@ -1057,7 +1064,8 @@ class DistributedPlan {
   /// turns the overlap off on this rank.
   void prepare(Setup& s, const Field& a, const Field& b, const LaunchSteps& launches) {
     const std::vector<int> counts = launches.distinct();
-    for (int n : counts) s.full->prepare_launch(a.box(s.computed_lo, s.computed_hi), b.box(s.computed_lo, s.computed_hi), n);
+    for (int n : counts)
+      s.full->prepare_launch(a.box(s.computed_lo, s.computed_hi), b.box(s.computed_lo, s.computed_hi), n);
     if (!m_distributed.overlap) return;
     try {
       if (!s.overlap_planned) {
@@ -1107,9 +1115,9 @@ class DistributedPlan {
       send.count = receive.count = impl::element_count("DistributedPlan", volume);
       send.self = receive.self = send.peer == me;
       // A rank on another GPU of this host (the same GPU too: a copy within its memory).
-      send.peer_copy = receive.peer_copy = s.peer_copies && !send.self &&
-                                           m_placement.host[static_cast<std::size_t>(send.peer)] ==
-                                               m_placement.host[static_cast<std::size_t>(me)];
+      send.peer_copy = receive.peer_copy =
+          s.peer_copies && !send.self &&
+          m_placement.host[static_cast<std::size_t>(send.peer)] == m_placement.host[static_cast<std::size_t>(me)];
       if (!send.self) bytes += volume * static_cast<long>(sizeof(T));
       if (send.peer_copy) peer_bytes += volume * static_cast<long>(sizeof(T));
       s.sends.push_back(send);
@@ -1133,27 +1141,29 @@ class DistributedPlan {
       if (m.kind() == 0) s.remote_received = received;
     }
     using DeviceBuffer = Kokkos::View<T*, typename Field::memory_space>;
-    s.send_device = DeviceBuffer("sparstencil halo send", static_cast<std::size_t>(sent));
-    if (peer_bytes == 0) s.receive_device = DeviceBuffer("sparstencil halo receive", static_cast<std::size_t>(received));
+    s.send_device      = DeviceBuffer("sparstencil halo send", static_cast<std::size_t>(sent));
+    if (peer_bytes == 0)
+      s.receive_device = DeviceBuffer("sparstencil halo receive", static_cast<std::size_t>(received));
 #if defined(KOKKOS_ENABLE_CUDA)  // peer copies are made on CUDA only (m_peer_copies)
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
       if (peer_bytes > 0) {  // memory the peers can map
-        s.ipc_receive    = std::make_unique<impl::IpcBuffer>(static_cast<std::size_t>(received) * sizeof(T),
-                                                             m_space.cuda_device());
+        s.ipc_receive =
+            std::make_unique<impl::IpcBuffer>(static_cast<std::size_t>(received) * sizeof(T), m_space.cuda_device());
         s.receive_device = DeviceBuffer(static_cast<T*>(s.ipc_receive->data()), static_cast<std::size_t>(received));
       }
     }
 #endif
     if (m_staged) {
-      s.send_host    = Kokkos::View<T*, impl::StagingSpace>("sparstencil halo send (host)",
-                                                         static_cast<std::size_t>(s.remote_sent));
+      s.send_host =
+          Kokkos::View<T*, impl::StagingSpace>("sparstencil halo send (host)", static_cast<std::size_t>(s.remote_sent));
       s.receive_host = Kokkos::View<T*, impl::StagingSpace>("sparstencil halo receive (host)",
                                                             static_cast<std::size_t>(s.remote_received));
     }
     // A message's box in the padded allocation (whose extents DistributedField keeps in int).
     auto add_box = [&](Copies& copies, T* data, const Message& m) {
       Kokkos::Array<int, D> begin, size;
-      for (int k = 0; k < D; ++k) begin[k] = static_cast<int>(m.lo[k] + m_origin[k]), size[k] = static_cast<int>(m.hi[k] - m.lo[k]);
+      for (int k = 0; k < D; ++k)
+        begin[k] = static_cast<int>(m.lo[k] + m_origin[k]), size[k] = static_cast<int>(m.hi[k] - m.lo[k]);
       copies.add(data, begin, size);
     };
     s.unpack.unpack = true;
@@ -1165,7 +1175,8 @@ class DistributedPlan {
     Interconnect link = m_distributed.link;
     if (!m_staged) link.staging_GBps = 0;
     const auto count = [&](int kind) {
-      return static_cast<int>(std::count_if(s.sends.begin(), s.sends.end(), [&](const Message& m) { return m.kind() == kind; }));
+      return static_cast<int>(
+          std::count_if(s.sends.begin(), s.sends.end(), [&](const Message& m) { return m.kind() == kind; }));
     };
     s.estimate              = exchange_estimate(bytes, count(0) + count(1), link, peer_bytes, count(1));
     s.estimate.local_copies = count(2);
@@ -1204,14 +1215,16 @@ class DistributedPlan {
     for (const Message& m : s.receives) {
       if (!m.peer_copy) continue;
       requests.emplace_back();
-      impl::check_mpi(MPI_Isend(&given[g++], sizeof(Offer), MPI_BYTE, m.peer, handle_tag + m.tag, comm, &requests.back()),
-                      function, "MPI_Isend");
+      impl::check_mpi(
+          MPI_Isend(&given[g++], sizeof(Offer), MPI_BYTE, m.peer, handle_tag + m.tag, comm, &requests.back()), function,
+          "MPI_Isend");
     }
     for (const Message& m : s.sends) {
       if (!m.peer_copy) continue;
       requests.emplace_back();
-      impl::check_mpi(MPI_Irecv(&taken[t++], sizeof(Offer), MPI_BYTE, m.peer, handle_tag + m.tag, comm, &requests.back()),
-                      function, "MPI_Irecv");
+      impl::check_mpi(
+          MPI_Irecv(&taken[t++], sizeof(Offer), MPI_BYTE, m.peer, handle_tag + m.tag, comm, &requests.back()), function,
+          "MPI_Irecv");
     }
     impl::check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), function,
                     "MPI_Waitall");
@@ -1235,7 +1248,7 @@ class DistributedPlan {
     s.sends.clear(), s.receives.clear();
     s.pack = Copies{}, s.unpack = Copies{};
     s.remote_sent = s.remote_received = 0;
-    s.peer_copies = false;
+    s.peer_copies                     = false;
     s.ipc_receive.reset();
     make_messages(s, a.extent());
 #else
@@ -1274,10 +1287,10 @@ class DistributedPlan {
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
       for (const Message& m : s.sends) {
         if (!m.peer_copy) continue;
-        impl::check_cuda(cudaMemcpyAsync(m.remote, s.send_device.data() + m.offset,
-                                         static_cast<std::size_t>(m.count) * sizeof(T), cudaMemcpyDefault,
-                                         m_exchange_space.cuda_stream()),
-                         "cudaMemcpyAsync (peer copy)");
+        impl::check_cuda(
+            cudaMemcpyAsync(m.remote, s.send_device.data() + m.offset, static_cast<std::size_t>(m.count) * sizeof(T),
+                            cudaMemcpyDefault, m_exchange_space.cuda_stream()),
+            "cudaMemcpyAsync (peer copy)");
       }
     }
 #endif
@@ -1372,7 +1385,8 @@ class DistributedPlan {
       if (m_distributed.record_timeline) time.inner_end = time.inner_begin + m_inner_timer.seconds();
       for (std::size_t i = 0; i < s.bands.size(); ++i) {
         if (i > 0) compute(s.bands[i]);
-        Kokkos::deep_copy(m_exchange_space, b.box(s.bands[i].lo, s.bands[i].hi), s.scratch->box(s.bands[i].lo, s.bands[i].hi));
+        Kokkos::deep_copy(m_exchange_space, b.box(s.bands[i].lo, s.bands[i].hi),
+                          s.scratch->box(s.bands[i].lo, s.bands[i].hi));
       }
       m_exchange_space.fence();
     } else {

@@ -19,7 +19,7 @@ struct DeviceBuffer {
   void* data = nullptr;
   explicit DeviceBuffer(std::size_t bytes) { SPARSTENCIL_GPU_CHECK(cudaMalloc(&data, bytes)); }
   ~DeviceBuffer() { cudaFree(data); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer(const DeviceBuffer&)            = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
@@ -31,7 +31,8 @@ inline void store(Precision p, double v, unsigned char* at) {
     const float f = static_cast<float>(v);
     std::memcpy(at, &f, 4);
   } else {
-    const std::uint16_t h = p == Precision::f16 ? impl::f16_bits(static_cast<float>(v)) : impl::bf16_bits(static_cast<float>(v));
+    const std::uint16_t h =
+        p == Precision::f16 ? impl::f16_bits(static_cast<float>(v)) : impl::bf16_bits(static_cast<float>(v));
     std::memcpy(at, &h, 2);
   }
 }
@@ -115,7 +116,10 @@ HostGrid<D> summation_order_slack(const Plan& plan, const HostGrid<D>& in, const
   HostGrid<D> slack         = abs(before);
   reference_apply(abs_weights(applied), abs(in), slack, plan.boundary);
   const Precision p = grid_format(plan);
-  const double ulp  = p == Precision::f16 ? 0x1p-10 : p == Precision::bf16 ? 0x1p-7 : p == Precision::f64 ? 0x1p-52 : 0x1p-23;
+  const double ulp  = p == Precision::f16    ? 0x1p-10
+                      : p == Precision::bf16 ? 0x1p-7
+                      : p == Precision::f64  ? 0x1p-52
+                                             : 0x1p-23;
   const double sums = p == Precision::f64 ? 0x1p-50 : 0x1p-22;
   for (std::size_t f = 0; f < slack.values.size(); ++f) {
     slack.values[f] = sums * (applied.size() + 2.0) * slack.values[f] + ulp * std::fabs(emulated.values[f]) + 1e-300;

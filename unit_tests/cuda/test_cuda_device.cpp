@@ -13,8 +13,8 @@ TEST(CudaDevice, ReportsComputeCapability) {
   EXPECT_GE(info.major, 5);
   EXPECT_GT(info.multiprocessors, 0);
   EXPECT_FALSE(info.name.empty());
-  std::printf("device 0: %s, compute capability %d.%d, %d SMs, sparse tensor cores: %s\n",
-              info.name.c_str(), info.major, info.minor, info.multiprocessors,
+  std::printf("device 0: %s, compute capability %d.%d, %d SMs, sparse tensor cores: %s\n", info.name.c_str(),
+              info.major, info.minor, info.multiprocessors,
               sparstencil::cuda_sptc::has_sparse_tensor_cores(info) ? "yes" : "no");
 }
 

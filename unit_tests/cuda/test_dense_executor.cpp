@@ -17,15 +17,15 @@
 namespace sparstencil::test {
 namespace {
 
-#define SKIP_WITHOUT_DENSE_GPU()                                                                     \
-  do {                                                                                               \
-    if (cuda_sptc::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU test skipped";          \
-    if (cuda_sptc::device_info(0).major < 8)                                                         \
+#define SKIP_WITHOUT_DENSE_GPU()                                                                       \
+  do {                                                                                                 \
+    if (cuda_sptc::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU test skipped";            \
+    if (cuda_sptc::device_info(0).major < 8)                                                           \
       GTEST_SKIP() << "device 0 is below compute capability 8.0 (no mma.sync of the kernel): skipped"; \
   } while (0)
 
 inline constexpr Precision dense_precisions[] = {Precision::f16, Precision::bf16, Precision::tf32, Precision::f64};
-constexpr int dense_precision_count = sizeof dense_precisions / sizeof dense_precisions[0];
+constexpr int dense_precision_count           = sizeof dense_precisions / sizeof dense_precisions[0];
 
 std::vector<long> contiguous(const std::vector<long>& extents) {
   std::vector<long> strides(extents.size(), 1);
@@ -44,14 +44,13 @@ void expect_gpu_matches(const Plan& plan, std::uint64_t seed, std::vector<long> 
   const HostGrid<D> in     = random_grid<D>(extents, grid_format(plan), seed);
   const HostGrid<D> before = random_grid<D>(extents, grid_format(plan), seed + 1);
   const dense::DenseExecutor executor(plan);
-  const HostGrid<D> got = run_on_gpu<D>(grid_format(plan), in, before, in_strides, out_strides,
-                                        [&](const void* d_in, void* d_out) {
-                                          executor.apply(d_in, in_strides.data(), d_out, out_strides.data());
-                                        });
+  const HostGrid<D> got = run_on_gpu<D>(
+      grid_format(plan), in, before, in_strides, out_strides,
+      [&](const void* d_in, void* d_out) { executor.apply(d_in, in_strides.data(), d_out, out_strides.data()); });
   const std::string what = name(plan.original) + " " + to_string(plan.precision) +
-                           (plan.float_grids ? " on float grids " : " ") + to_string(plan.boundary) +
-                           " tile " + impl::tuple_string(plan.tile) + " steps " + std::to_string(plan.fused_steps) +
-                           " grid " + impl::tuple_string(plan.grid) + " [" + executor.describe() + "]";
+                           (plan.float_grids ? " on float grids " : " ") + to_string(plan.boundary) + " tile " +
+                           impl::tuple_string(plan.tile) + " steps " + std::to_string(plan.fused_steps) + " grid " +
+                           impl::tuple_string(plan.grid) + " [" + executor.describe() + "]";
   const SparseExpectation<D> want = sparse_expectation(plan, in, before);
   EXPECT_TRUE(within_bound(got, want.expected, want.slack, 1.0, want.margin)) << "vs reference: " << what;
 
@@ -89,15 +88,17 @@ TEST(DenseExecutor, PresetsEveryPrecisionAndBoundary) {
   SKIP_WITHOUT_DENSE_GPU();
   std::uint64_t seed = 1;
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (Precision p : dense_precisions) {
-        for (Boundary b : all_boundaries) {
-          expect_gpu_matches<D>(make_plan(dense_request<D>(s, p, b, larger_grid<D>(seed % 2))), seed);
-          ++seed;
-        }
-      }
-    }, any);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (Precision p : dense_precisions) {
+            for (Boundary b : all_boundaries) {
+              expect_gpu_matches<D>(make_plan(dense_request<D>(s, p, b, larger_grid<D>(seed % 2))), seed);
+              ++seed;
+            }
+          }
+        },
+        any);
   }
 }
 
@@ -114,13 +115,15 @@ TEST(DenseExecutor, AlignedGridsOfThePresets) {
   SKIP_WITHOUT_DENSE_GPU();
   std::uint64_t seed = 100;
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (Precision p : dense_precisions) {
-        const Boundary b = all_boundaries[seed % 3];
-        expect_gpu_matches<D>(make_plan(dense_request<D>(s, p, b, aligned_grid<D>())), ++seed);
-      }
-    }, any);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (Precision p : dense_precisions) {
+            const Boundary b = all_boundaries[seed % 3];
+            expect_gpu_matches<D>(make_plan(dense_request<D>(s, p, b, aligned_grid<D>())), ++seed);
+          }
+        },
+        any);
   }
 }
 
@@ -128,21 +131,29 @@ TEST(DenseExecutor, CatalogueAndRandomStencils) {
   SKIP_WITHOUT_DENSE_GPU();
   std::uint64_t seed = 500;
   for (const auto& entry : load_catalogue(reference_catalogue_path())) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      std::array<int, D> grid = larger_grid<D>(seed % 2);
-      for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
-      const Plan plan = make_plan(dense_request<D>(s, dense_precisions[seed % dense_precision_count], all_boundaries[seed % 3], grid));
-      expect_gpu_matches<D>(plan, ++seed);
-    }, entry.stencil);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D         = std::decay_t<decltype(s)>::rank;
+          std::array<int, D> grid = larger_grid<D>(seed % 2);
+          for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
+          const Plan plan = make_plan(
+              dense_request<D>(s, dense_precisions[seed % dense_precision_count], all_boundaries[seed % 3], grid));
+          expect_gpu_matches<D>(plan, ++seed);
+        },
+        entry.stencil);
   }
   std::mt19937_64 rng(11);
   for (int i = 0; i < 30; ++i, ++seed) {
     const Precision p = dense_precisions[i % dense_precision_count];
     const Boundary b  = all_boundaries[(i / 3) % 3];
-    if (i % 3 == 0) expect_gpu_matches<1>(make_plan(dense_request<1>(random_stencil<1>(rng, 1 + i % 6), p, b, {4099})), seed);
-    else if (i % 3 == 1) expect_gpu_matches<2>(make_plan(dense_request<2>(random_stencil<2>(rng, 1 + i % 5), p, b, larger_grid<2>(i % 2))), seed);
-    else expect_gpu_matches<3>(make_plan(dense_request<3>(random_stencil<3>(rng, 1 + i % 3), p, b, larger_grid<3>(i % 2))), seed);
+    if (i % 3 == 0)
+      expect_gpu_matches<1>(make_plan(dense_request<1>(random_stencil<1>(rng, 1 + i % 6), p, b, {4099})), seed);
+    else if (i % 3 == 1)
+      expect_gpu_matches<2>(make_plan(dense_request<2>(random_stencil<2>(rng, 1 + i % 5), p, b, larger_grid<2>(i % 2))),
+                            seed);
+    else
+      expect_gpu_matches<3>(make_plan(dense_request<3>(random_stencil<3>(rng, 1 + i % 3), p, b, larger_grid<3>(i % 2))),
+                            seed);
   }
 }
 
@@ -167,7 +178,8 @@ TEST(DenseExecutor, StridedGridsAndAFusedPlan) {
   expect_gpu_matches<3>(half, 5, {21 * 80 + 7, 80, 1}, {21 * 70 * 2, 70 * 2, 2});
   const Plan tf32 = make_plan(dense_request<2>(presets::box_2d49p(), Precision::tf32, Boundary::interior, {37, 211}));
   expect_gpu_matches<2>(tf32, 6, {2 * 211, 1}, {211, 1});
-  expect_gpu_matches<2>(make_plan(dense_request<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, {61, 263}, 3)), 7);
+  expect_gpu_matches<2>(
+      make_plan(dense_request<2>(presets::heat_2d(), Precision::f16, Boundary::periodic, {61, 263}, 3)), 7);
 }
 
 TEST(DenseExecutor, RowsOnEveryAlignment) {
@@ -179,7 +191,8 @@ TEST(DenseExecutor, RowsOnEveryAlignment) {
   for (const Stencil<2>& s : {presets::heat_2d(), presets::box_2d49p()}) {
     for (int width : {1001, 1002, 1004, 1006}) {
       for (Precision p : dense_precisions) {
-        for (Boundary b : all_boundaries) expect_gpu_matches<2>(make_plan(dense_request<2>(s, p, b, {37, width})), seed++);
+        for (Boundary b : all_boundaries)
+          expect_gpu_matches<2>(make_plan(dense_request<2>(s, p, b, {37, width})), seed++);
       }
       const Plan plan = make_plan(dense_request<2>(s, Precision::f16, Boundary::fixed_rim, {37, width}));
       expect_gpu_matches<2>(plan, seed++, {width + 3, 1}, {width + 5, 1});
@@ -220,13 +233,18 @@ TEST(DenseExecutor, FloatGridsAsSixteenBitOperands) {
   std::mt19937_64 rng(23);
   for (Precision p : {Precision::f16, Precision::bf16}) {
     for (const AnyStencil& any : presets::standard_set()) {
-      std::visit([&](const auto& s) {
-        constexpr int D = std::decay_t<decltype(s)>::rank;
-        for (Boundary b : all_boundaries) expect_gpu_matches<D>(on_float(dense_request<D>(s, p, b, larger_grid<D>(seed % 2))), ++seed);
-        expect_gpu_matches<D>(on_float(dense_request<D>(s, p, all_boundaries[seed % 3], aligned_grid<D>())), ++seed);
-      }, any);
+      std::visit(
+          [&](const auto& s) {
+            constexpr int D = std::decay_t<decltype(s)>::rank;
+            for (Boundary b : all_boundaries)
+              expect_gpu_matches<D>(on_float(dense_request<D>(s, p, b, larger_grid<D>(seed % 2))), ++seed);
+            expect_gpu_matches<D>(on_float(dense_request<D>(s, p, all_boundaries[seed % 3], aligned_grid<D>())),
+                                  ++seed);
+          },
+          any);
     }
-    expect_gpu_matches<2>(on_float(dense_request<2>(random_box<2>(rng, 7), p, Boundary::fixed_rim, {131, 301})), ++seed);
+    expect_gpu_matches<2>(on_float(dense_request<2>(random_box<2>(rng, 7), p, Boundary::fixed_rim, {131, 301})),
+                          ++seed);
     for (Boundary b : all_boundaries) {
       const Plan box3 = on_float(dense_request<3>(random_box<3>(rng, 3), p, b, {13, 37, 71}));
       ASSERT_FALSE(dense::copies_beside(box3));

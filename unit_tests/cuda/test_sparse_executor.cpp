@@ -19,10 +19,10 @@
 namespace sparstencil::test {
 namespace {
 
-#define SKIP_WITHOUT_SPARSE_GPU()                                                                  \
-  do {                                                                                             \
-    if (cuda_sptc::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU test skipped";             \
-    if (!cuda_sptc::has_sparse_tensor_cores(cuda_sptc::device_info(0)))                                      \
+#define SKIP_WITHOUT_SPARSE_GPU()                                                                   \
+  do {                                                                                              \
+    if (cuda_sptc::device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU test skipped";         \
+    if (!cuda_sptc::has_sparse_tensor_cores(cuda_sptc::device_info(0)))                             \
       GTEST_SKIP() << "device 0 is below compute capability 8.0 (no sparse tensor cores): skipped"; \
   } while (0)
 
@@ -49,9 +49,9 @@ void expect_gpu_matches(const Plan& plan, std::uint64_t seed, std::vector<long> 
   const HostGrid<D> in     = random_grid<D>(extents, plan.precision, seed);
   const HostGrid<D> before = random_grid<D>(extents, plan.precision, seed + 1);
   const cuda_sptc::SparseExecutor executor(plan);
-  const HostGrid<D> got = run_on_gpu<D>(plan.precision, in, before, in_strides, out_strides, [&](const void* d_in, void* d_out) {
-    executor.apply(d_in, in_strides, d_out, out_strides);
-  });
+  const HostGrid<D> got =
+      run_on_gpu<D>(plan.precision, in, before, in_strides, out_strides,
+                    [&](const void* d_in, void* d_out) { executor.apply(d_in, in_strides, d_out, out_strides); });
   const std::string what = name(plan.original) + " " + to_string(plan.precision) + " " + to_string(plan.boundary) +
                            " tile " + impl::tuple_string(plan.tile) + " steps " + std::to_string(plan.fused_steps) +
                            " grid " + impl::tuple_string(plan.grid) + " [" + executor.describe() + "]";
@@ -65,7 +65,7 @@ void expect_gpu_matches(const Plan& plan, std::uint64_t seed, std::vector<long> 
   EXPECT_TRUE(within_bound(got, emulated, order_slack, 1.0)) << "vs emulator: " << what;
   if (plan.boundary == Boundary::interior) {
     // The rim of one step where fused launches are exact everywhere, else the fused one's.
-  const Stencil<D>& applied = as<D>(plan.fusion_exact_everywhere() ? plan.original : plan.stencil);
+    const Stencil<D>& applied = as<D>(plan.fusion_exact_everywhere() ? plan.original : plan.stencil);
     for (std::size_t flat = 0; flat < got.values.size(); ++flat) {
       if (!in_interior(applied, extents, got.point(flat))) {
         ASSERT_EQ(got.values[flat], before.values[flat]) << "rim changed: " << what;
@@ -79,33 +79,36 @@ template <int D>
 PlanRequest sparse_request(const Stencil<D>& s, Precision p, Boundary b, const std::array<int, D>& grid,
                            int steps = 1) {
   PlanRequest r = request_for<D>(s, p, b, steps, grid);
-  r.backends = {"cuda_sptc"};
+  r.backends    = {"cuda_sptc"};
   return r;
 }
 
 TEST(SparseExecutor, PresetsEveryTilePrecisionAndBoundary) {
   SKIP_WITHOUT_SPARSE_GPU();
   std::uint64_t seed = 1;
-  unfit_plans = 0;
+  unfit_plans        = 0;
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      for (Precision p : sparse_precisions) {
-        for (Boundary b : all_boundaries) {
-          for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(s))) {
-            expect_gpu_matches<D>(cuda_sptc::make_sparse_plan(sparse_request<D>(s, p, b, small_grid<D>()), tile), seed++);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          for (Precision p : sparse_precisions) {
+            for (Boundary b : all_boundaries) {
+              for (const auto& tile : cuda_sptc::candidate_tiles(D, radius_vector(s))) {
+                expect_gpu_matches<D>(cuda_sptc::make_sparse_plan(sparse_request<D>(s, p, b, small_grid<D>()), tile),
+                                      seed++);
+              }
+              // Both row-run forms on the row tile, whichever the planner picks.
+              for (Pairing form : {Pairing::parity_split, Pairing::interleaved}) {
+                PlanRequest r = sparse_request<D>(s, p, b, small_grid<D>());
+                r.pairing     = form;
+                std::vector<int> row_tile(D, 1);
+                row_tile.back() = 16;
+                expect_gpu_matches<D>(cuda_sptc::make_sparse_plan(r, row_tile), seed++);
+              }
+            }
           }
-          // Both row-run forms on the row tile, whichever the planner picks.
-          for (Pairing form : {Pairing::parity_split, Pairing::interleaved}) {
-            PlanRequest r = sparse_request<D>(s, p, b, small_grid<D>());
-            r.pairing     = form;
-            std::vector<int> row_tile(D, 1);
-            row_tile.back() = 16;
-            expect_gpu_matches<D>(cuda_sptc::make_sparse_plan(r, row_tile), seed++);
-          }
-        }
-      }
-    }, any);
+        },
+        any);
   }
   std::printf("presets: %d tile plans exceed the kernel's registers (refused with a clear error)\n", unfit_plans);
 }
@@ -116,18 +119,21 @@ TEST(SparseExecutor, PresetsOnLargerOddAndPrimeGrids) {
   // and the element path (odd rows), partial blocks at every far edge.
   std::uint64_t seed = 100;
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      std::vector<std::array<int, D>> grids;
-      if constexpr (D == 1) grids = {{100000}, {10007}};
-      else if constexpr (D == 2) grids = {{300, 1000}, {211, 523}};
-      else grids = {{40, 50, 128}, {23, 29, 67}};
-      for (const auto& grid : grids) {
-        for (Precision p : sparse_precisions) {
-          for (Boundary b : all_boundaries) expect_gpu_matches<D>(make_plan(sparse_request<D>(s, p, b, grid)), seed++);
-        }
-      }
-    }, any);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          std::vector<std::array<int, D>> grids;
+          if constexpr (D == 1) grids = {{100000}, {10007}};
+          else if constexpr (D == 2) grids = {{300, 1000}, {211, 523}};
+          else grids = {{40, 50, 128}, {23, 29, 67}};
+          for (const auto& grid : grids) {
+            for (Precision p : sparse_precisions) {
+              for (Boundary b : all_boundaries)
+                expect_gpu_matches<D>(make_plan(sparse_request<D>(s, p, b, grid)), seed++);
+            }
+          }
+        },
+        any);
   }
 }
 
@@ -137,27 +143,29 @@ TEST(SparseExecutor, InterleavedRowsOnAlignedGrids) {
   // straight to their interleaved places; elsewhere (the edges, periodic wraps) as they
   // are and interleaved in place. Rows of 200 values (16-byte aligned) put whole strips
   // inside; 16-bit values; every boundary; pairs 4, 8 and 16 apart (the 15 x 15 box).
-  std::uint64_t seed = 500;
+  std::uint64_t seed          = 500;
   std::vector<AnyStencil> set = presets::standard_set();
   set.push_back(box<2>(7));
   set.push_back(box<2>(5));
   int n = 0;
   for (const AnyStencil& any : set) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      if constexpr (D == 2) {
-        for (Precision p : {Precision::f16, Precision::bf16}) {
-          for (Boundary b : all_boundaries) {
-            PlanRequest r = sparse_request<2>(s, p, b, {83, 200});
-            r.pairing     = Pairing::interleaved;
-            const Plan plan = cuda_sptc::make_sparse_plan(r, {1, 16});
-            ASSERT_NE(plan.interleave, 0) << name(any);
-            expect_gpu_matches<2>(plan, seed++);
-            ++n;
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          if constexpr (D == 2) {
+            for (Precision p : {Precision::f16, Precision::bf16}) {
+              for (Boundary b : all_boundaries) {
+                PlanRequest r   = sparse_request<2>(s, p, b, {83, 200});
+                r.pairing       = Pairing::interleaved;
+                const Plan plan = cuda_sptc::make_sparse_plan(r, {1, 16});
+                ASSERT_NE(plan.interleave, 0) << name(any);
+                expect_gpu_matches<2>(plan, seed++);
+                ++n;
+              }
+            }
           }
-        }
-      }
-    }, any);
+        },
+        any);
   }
   EXPECT_EQ(n, 36);
 }
@@ -166,43 +174,47 @@ TEST(SparseExecutor, FusedPresets) {
   SKIP_WITHOUT_SPARSE_GPU();
   std::uint64_t seed = 200;
   for (const AnyStencil& any : presets::standard_set()) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      std::array<int, D> grid{};
-      grid.fill(D == 3 ? 24 : 61);
-      grid[D - 1] = D == 1 ? 3001 : 203;
-      for (int steps : {2, 3}) {
-        for (Boundary b : all_boundaries) {
-          // Under walls the wall kernel steps the band along each wall: t steps everywhere.
-          for (Precision p : {Precision::f16, Precision::tf32}) {
-            expect_gpu_matches<D>(make_plan(sparse_request<D>(s, p, b, grid, steps)), seed++);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          std::array<int, D> grid{};
+          grid.fill(D == 3 ? 24 : 61);
+          grid[D - 1] = D == 1 ? 3001 : 203;
+          for (int steps : {2, 3}) {
+            for (Boundary b : all_boundaries) {
+              // Under walls the wall kernel steps the band along each wall: t steps everywhere.
+              for (Precision p : {Precision::f16, Precision::tf32}) {
+                expect_gpu_matches<D>(make_plan(sparse_request<D>(s, p, b, grid, steps)), seed++);
+              }
+            }
           }
-        }
-      }
-    }, any);
+        },
+        any);
   }
 }
 
 TEST(SparseExecutor, CatalogueStencils) {
   SKIP_WITHOUT_SPARSE_GPU();
   std::uint64_t seed = 300;
-  int n = 0;
+  int n              = 0;
   std::vector<std::string> unplanned;
   for (const auto& entry : load_catalogue(reference_catalogue_path())) {
-    std::visit([&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      // Rotate precision and boundary over the catalogue; every entry runs its planned tile.
-      const Precision p = sparse_precisions[n % 3];
-      const Boundary b  = all_boundaries[(n / 3) % 3];
-      std::array<int, D> grid = small_grid<D>();
-      for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
-      if (cuda_sptc::candidate_tiles(D, radius_vector(s)).empty()) {  // the planner offers no sparse plan
-        unplanned.push_back(entry.name);
-        return;
-      }
-      expect_gpu_matches<D>(make_plan(sparse_request<D>(s, p, b, grid)), seed++);
-      ++n;
-    }, entry.stencil);
+    std::visit(
+        [&](const auto& s) {
+          constexpr int D = std::decay_t<decltype(s)>::rank;
+          // Rotate precision and boundary over the catalogue; every entry runs its planned tile.
+          const Precision p       = sparse_precisions[n % 3];
+          const Boundary b        = all_boundaries[(n / 3) % 3];
+          std::array<int, D> grid = small_grid<D>();
+          for (int a = 0; a < D; ++a) grid[a] = std::max(grid[a], 2 * s.radius()[a] + 3);
+          if (cuda_sptc::candidate_tiles(D, radius_vector(s)).empty()) {  // the planner offers no sparse plan
+            unplanned.push_back(entry.name);
+            return;
+          }
+          expect_gpu_matches<D>(make_plan(sparse_request<D>(s, p, b, grid)), seed++);
+          ++n;
+        },
+        entry.stencil);
   }
   EXPECT_GT(n, 70);
   // Stated, not hidden: stencils whose every tile's patch is above the planner's limit.
@@ -217,13 +229,13 @@ TEST(SparseExecutor, RandomStencilsRandomTiles) {
   std::uniform_int_distribution<int> radius(1, 4), pick(0, 2);
   for (int i = 0; i < 60; ++i) {
     auto run = [&](const auto& s) {
-      constexpr int D = std::decay_t<decltype(s)>::rank;
-      const auto grid = small_grid<D>();
+      constexpr int D    = std::decay_t<decltype(s)>::rank;
+      const auto grid    = small_grid<D>();
       const int smallest = *std::min_element(grid.begin(), grid.end());
-      const int steps = (D < 3 && pick(rng) == 0 && 4 * s.max_radius() + 1 <= smallest) ? 2 : 1;
-      PlanRequest r = sparse_request<D>(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)], grid, steps);
-      const auto tiles = cuda_sptc::candidate_tiles(D, radius_vector(fuse(s, steps)));
-      const auto& tile = tiles[std::uniform_int_distribution<std::size_t>(0, tiles.size() - 1)(rng)];
+      const int steps    = (D < 3 && pick(rng) == 0 && 4 * s.max_radius() + 1 <= smallest) ? 2 : 1;
+      PlanRequest r      = sparse_request<D>(s, sparse_precisions[pick(rng)], all_boundaries[pick(rng)], grid, steps);
+      const auto tiles   = cuda_sptc::candidate_tiles(D, radius_vector(fuse(s, steps)));
+      const auto& tile   = tiles[std::uniform_int_distribution<std::size_t>(0, tiles.size() - 1)(rng)];
       // Row tiles: either row-run form, or the planner's.
       const Pairing forms[] = {Pairing::best, Pairing::parity_split, Pairing::interleaved};
       if (tile.back() == 16 && std::count(tile.begin(), tile.end(), 1) == D - 1) r.pairing = forms[pick(rng)];
@@ -242,9 +254,9 @@ TEST(SparseExecutor, StridedGrids) {
   SKIP_WITHOUT_SPARSE_GPU();
   // Padded rows (element path, gaps left alone), and the last axis not contiguous (a
   // column-major array under a row-major plan).
-  const Stencil<2> s = as<2>(presets::by_name("box2d49p"));
+  const Stencil<2> s            = as<2>(presets::by_name("box2d49p"));
   const std::array<int, 2> grid = {67, 131};
-  std::uint64_t seed = 900;
+  std::uint64_t seed            = 900;
   for (Precision p : sparse_precisions) {
     for (Boundary b : all_boundaries) {
       const Plan plan = make_plan(sparse_request<2>(s, p, b, grid));
@@ -267,7 +279,8 @@ TEST(SparseExecutor, RowsOnEveryAlignment) {
     const Stencil<2> s = as<2>(presets::by_name(name));
     for (int width : {1001, 1002, 1004, 1006}) {
       for (Precision p : sparse_precisions) {
-        for (Boundary b : all_boundaries) expect_gpu_matches<2>(make_plan(sparse_request<2>(s, p, b, {37, width})), seed++);
+        for (Boundary b : all_boundaries)
+          expect_gpu_matches<2>(make_plan(sparse_request<2>(s, p, b, {37, width})), seed++);
       }
       const Plan plan = make_plan(sparse_request<2>(s, Precision::f16, Boundary::fixed_rim, {37, width}));
       expect_gpu_matches<2>(plan, seed++, {width + 3, 1}, {width + 5, 1});
@@ -279,7 +292,7 @@ TEST(SparseExecutor, ClearErrors) {
   SKIP_WITHOUT_SPARSE_GPU();
   const Stencil<2> s = as<2>(presets::by_name("heat2d"));
   PlanRequest r      = sparse_request<2>(s, Precision::f16, Boundary::periodic, {32, 64});
-  r.backends = {"generic"};
+  r.backends         = {"generic"};
   EXPECT_ERROR_MENTIONS(cuda_sptc::SparseExecutor{make_plan(r)}, "the plan is for the generic backend");
   r.backends = {"cuda_sptc"};
   const cuda_sptc::SparseExecutor executor(make_plan(r));

@@ -83,10 +83,11 @@ std::string read_file(const fs::path& path) {
 
 /// Values that break types and ranges: JSON numbers past int, int64 and double, other
 /// types, and stencil-text tokens.
-const char* const g_tokens[] = {"0",    "-1",   "1",     "2147483647", "2147483648", "-2147483649", "4294967297",
-                                "18446744073709551616", "1e400", "-1e400", "1e-400", "0.5", "1e308", "NaN",
-                                "\"x\"", "null", "[]",  "{}",         "true",       "[0]",         "-0",
-                                ",",    ":",    ";",     "r=",         "box3d:r=",   "33",          "-33"};
+const char* const g_tokens[] = {
+    "0",     "-1",       "1",      "2147483647", "2147483648", "-2147483649", "4294967297", "18446744073709551616",
+    "1e400", "-1e400",   "1e-400", "0.5",        "1e308",      "NaN",         "\"x\"",      "null",
+    "[]",    "{}",       "true",   "[0]",        "-0",         ",",           ":",          ";",
+    "r=",    "box3d:r=", "33",     "-33"};
 
 std::string mutate(std::string s, const std::vector<std::string>& seeds, std::mt19937_64& rng, std::size_t max_len) {
   auto pick = [&](std::size_t n) {
@@ -143,14 +144,14 @@ std::string mutate(std::string s, const std::vector<std::string>& seeds, std::mt
 }  // namespace
 
 int main(int argc, char** argv) {
-  double seconds = 0;
-  std::uint64_t seed = 1;
-  std::size_t max_len = 1 << 20;
+  double seconds        = 0;
+  std::uint64_t seed    = 1;
+  std::size_t max_len   = 1 << 20;
   std::string crash_dir = ".";
   std::vector<fs::path> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
+    auto value            = [&]() -> std::string {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "fuzz_driver: %s needs a value\n", arg.c_str());
         std::exit(2);

@@ -156,8 +156,7 @@ void check_all(const Stencil<D>& stencil, const std::array<long, D>& extent, con
 
 /// A stencil of radius (2, 1), one-sided along axis 1, weights of both signs.
 Stencil<2> lopsided() {
-  return Stencil<2>({{{0, 0}, 0.31}, {{-2, 0}, -0.07}, {{1, 0}, 0.2}, {{0, 1}, 0.17}, {{-1, 1}, -0.05},
-                     {{2, 1}, 0.11}},
+  return Stencil<2>({{{0, 0}, 0.31}, {{-2, 0}, -0.07}, {{1, 0}, 0.2}, {{0, 1}, 0.17}, {{-1, 1}, -0.05}, {{2, 1}, 0.11}},
                     "lopsided");
 }
 
@@ -237,7 +236,8 @@ TEST(Distributed, GatherScatterRoundTripAndBlocks) {
   const auto aligned = [](const auto& box, int contiguous) {
     using T = typename std::decay_t<decltype(box)>::value_type;
     bool ok = reinterpret_cast<std::uintptr_t>(box.data()) % 16 == 0;
-    for (int a = 0; a < static_cast<int>(box.rank); ++a) ok = ok && (a == contiguous || box.stride(a) * sizeof(T) % 128 == 0);
+    for (int a = 0; a < static_cast<int>(box.rank); ++a)
+      ok = ok && (a == contiguous || box.stride(a) * sizeof(T) % 128 == 0);
     return ok;
   };
   EXPECT_TRUE(aligned(f.owned(), 0));
@@ -265,7 +265,8 @@ TEST(Distributed, ExplainNamesTheExchangeAndTimelineRecordsLaunches) {
   plan.iterate(a, b, 6);
   const std::string text = plan.explain();
   EXPECT_NE(text.find("Decomposition: (64,48)"), std::string::npos) << text;
-  const std::string placement = "Placement: " + std::to_string(domain.ranks()) + (domain.ranks() == 1 ? " rank" : " ranks");
+  const std::string placement =
+      "Placement: " + std::to_string(domain.ranks()) + (domain.ranks() == 1 ? " rank" : " ranks");
   EXPECT_NE(text.find(placement), std::string::npos) << text;
   if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible) {
     EXPECT_NE(text.find(" GPU"), std::string::npos) << text;  // the ranks' GPUs counted
@@ -308,8 +309,11 @@ TEST(DistributedErrors, MismatchedDecompositionIsAnErrorOnEveryRank) {
     SUCCEED() << "one rank: nothing to mismatch";
     return;
   }
-  throws_everywhere([&] { Domain<2> d(MPI_COMM_WORLD, {rows, 30}, Boundary::periodic); },
-                    "every rank must pass the same decomposition");
+  throws_everywhere(
+      [&] {
+        Domain<2> d(MPI_COMM_WORLD, {rows, 30}, Boundary::periodic);
+      },
+      "every rank must pass the same decomposition");
   const Boundary boundary = world_rank() == 0 ? Boundary::periodic : Boundary::interior;
   throws_everywhere([&] { Domain<1> d(MPI_COMM_WORLD, {50}, boundary); }, "every rank must pass the same");
 }
@@ -318,16 +322,24 @@ TEST(DistributedErrors, BadPlansAndCallsAreErrorsOnEveryRank) {
   const int n = 8 * world_size() + 3;
   Domain<2> domain(MPI_COMM_WORLD, {n, 21}, Boundary::fixed_rim);
   DistributedField<float, 2> thin_a(domain, 1), thin_b(domain, 1);
-  throws_everywhere([&] { DistributedPlan p(Kokkos::DefaultExecutionSpace(), presets::box_2d49p(), thin_a, thin_b,
-                                           Options{Boundary::fixed_rim}); },
-                    "must both hold the stencil's radius 3");
-  throws_everywhere([&] { DistributedPlan p(Kokkos::DefaultExecutionSpace(), presets::heat_2d(), thin_a, thin_b,
-                                           Options{Boundary::periodic}); },
-                    "the domain's boundary applies at its global edges");
+  throws_everywhere(
+      [&] {
+        DistributedPlan p(Kokkos::DefaultExecutionSpace(), presets::box_2d49p(), thin_a, thin_b,
+                          Options{Boundary::fixed_rim});
+      },
+      "must both hold the stencil's radius 3");
+  throws_everywhere(
+      [&] {
+        DistributedPlan p(Kokkos::DefaultExecutionSpace(), presets::heat_2d(), thin_a, thin_b,
+                          Options{Boundary::periodic});
+      },
+      "the domain's boundary applies at its global edges");
   DistributedField<float, 2> a(domain, 2), b(domain, 2);
-  throws_everywhere([&] { DistributedPlan p(Kokkos::DefaultExecutionSpace(), presets::heat_2d(), a, thin_b,
-                                           Options{Boundary::fixed_rim}); },
-                    "ghost widths differ");
+  throws_everywhere(
+      [&] {
+        DistributedPlan p(Kokkos::DefaultExecutionSpace(), presets::heat_2d(), a, thin_b, Options{Boundary::fixed_rim});
+      },
+      "ghost widths differ");
   DistributedPlan plan(Kokkos::DefaultExecutionSpace(), presets::heat_2d(), a, b, Options{Boundary::fixed_rim});
   if (world_size() > 1) {
     throws_everywhere([&] { plan.iterate(a, b, world_rank() == 0 ? 3 : 4); }, "different step counts");

@@ -36,10 +36,11 @@ int main(int argc, char* argv[]) {
   sparstencil::FaceConditions<2> faces(sparstencil::FaceCondition::neumann());
   faces.set(0, 1, sparstencil::FaceCondition::dirichlet(1.0));
   sparstencil::FieldUpdate<2, 1, double> update({sparstencil::StencilOn<2>(sparstencil::presets::heat_2d(), 0)}, faces);
-  update.run(Space(), sparstencil::fields(u), sparstencil::fields(w),
-             KOKKOS_LAMBDA(const Kokkos::Array<double, 1>& s, const Kokkos::Array<double, 1>& centre) {
-               return Kokkos::Array<double, 1>{{centre[0] + 0.1 * s[0]}};
-             });
+  update.run(
+      Space(), sparstencil::fields(u), sparstencil::fields(w),
+      KOKKOS_LAMBDA(const Kokkos::Array<double, 1>& s, const Kokkos::Array<double, 1>& centre) {
+        return Kokkos::Array<double, 1>{{centre[0] + 0.1 * s[0]}};
+      });
   Space().fence();
   const std::string text = plan.explain();
   std::printf("user_tu: %s, %d steps, %zu characters of explain: ok\n", report.executor.c_str(), report.steps,

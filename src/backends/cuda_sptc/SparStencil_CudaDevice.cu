@@ -31,8 +31,7 @@ DeviceInfo device_info(int device) {
   info.device = device;
   SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&info.major, cudaDevAttrComputeCapabilityMajor, device));
   SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&info.minor, cudaDevAttrComputeCapabilityMinor, device));
-  SPARSTENCIL_GPU_CHECK(
-      cudaDeviceGetAttribute(&info.multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&info.multiprocessors, cudaDevAttrMultiProcessorCount, device));
   cudaDeviceProp props{};
   SPARSTENCIL_GPU_CHECK(cudaGetDeviceProperties(&props, device));
   info.name = props.name;

@@ -6,9 +6,9 @@
 namespace sparstencil::cuda_sptc {
 
 struct DeviceInfo {
-  int device = -1;
-  int major  = 0;  ///< compute capability major
-  int minor  = 0;
+  int device          = -1;
+  int major           = 0;  ///< compute capability major
+  int minor           = 0;
   int multiprocessors = 0;
   std::string name;
 };

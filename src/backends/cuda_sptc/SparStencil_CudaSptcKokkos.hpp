@@ -51,7 +51,8 @@ struct KokkosBackend : sparstencil::impl::RawExecutorTrait<SparseExecutor> {
   template <class T>
   static std::optional<Precision> precision(Precision floats) {
     if constexpr (std::is_same_v<T, Kokkos::Experimental::half_t>) return Precision::f16;
-    else if constexpr (std::is_same_v<T, float>) return floats == Precision::tf32 ? std::optional(Precision::tf32) : std::nullopt;
+    else if constexpr (std::is_same_v<T, float>)
+      return floats == Precision::tf32 ? std::optional(Precision::tf32) : std::nullopt;
     else return std::nullopt;
   }
 

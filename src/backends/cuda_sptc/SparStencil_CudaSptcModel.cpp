@@ -40,17 +40,17 @@ double mma_count(const Plan& p) {
 /// (the block's bytes and the 1 KiB the CUDA runtime reserves a block) allow.
 int resident_row_run_warps(const RowRunLayout& l, const DeviceDescription& d) {
   constexpr long reserved_per_block = 1024;
-  const long by_registers = row_run_min_blocks * row_run_max_threads / 32 / l.warps;
-  const long by_shared    = d.shared_bytes_per_sm / (static_cast<long>(l.shared_bytes) + reserved_per_block);
+  const long by_registers           = row_run_min_blocks * row_run_max_threads / 32 / l.warps;
+  const long by_shared              = d.shared_bytes_per_sm / (static_cast<long>(l.shared_bytes) + reserved_per_block);
   return static_cast<int>(std::max(1L, std::min(by_registers, by_shared))) * l.warps;
 }
 
 /// Issue slots of the row-run kernel per group of 8 tiles at 16 resident warps an SM (the
 /// launch bounds' most), fitted to 281 H200 launches of the standard set (t = 1 to 8, both
-/// image-row forms, every boundary; RESULTS.md, perf_tests/fit_sparse_model.py): a set-up a group by dimension (1-D strips are
-/// short, 3-D steps copy planes), the in-place interleaving of image rows, and a cost a k
-/// chunk by the kernel's loop (a plan without runs yet: the cheapest, for a lower bound);
-/// tf32 (8-row steps, B rounded in registers) 87 more a group and its own cost a chunk.
+/// image-row forms, every boundary; RESULTS.md, perf_tests/fit_sparse_model.py): a set-up a group by dimension (1-D
+/// strips are short, 3-D steps copy planes), the in-place interleaving of image rows, and a cost a k chunk by the
+/// kernel's loop (a plan without runs yet: the cheapest, for a lower bound); tf32 (8-row steps, B rounded in registers)
+/// 87 more a group and its own cost a chunk.
 double row_run_issue_slots(const SparseCostTerms& c) {
   const double setup = c.dims == 1 ? 106.0 : c.dims == 2 ? 50.0 : 92.0;
   if (c.tf32) return setup + 87.0 + 7.2 * c.chunks;
@@ -91,7 +91,7 @@ Prediction predict_sparse(const Plan& p) {
   const SparseCostTerms c    = sparse_cost_terms(p);
   const double issue_rate    = d.sm_cycles_per_second() * 4.0 * 0.5;  // half the peak issue
   // Compute: the tensor pipe or the instruction issue around it, whichever is slower.
-  double per_group = 0;
+  double per_group    = 0;
   double memory_share = 1.0;
   if (c.loop != gather_loop_name) {
     // Slower where fewer warps are resident (large A', fused plans).
@@ -112,8 +112,8 @@ Prediction predict_sparse(const Plan& p) {
     pr.compute_seconds = std::max(pr.compute_seconds, static_cast<double>(grid_points(p.grid)) /
                                                           (unaligned_points_per_sm_cycle * d.sm_cycles_per_second()));
   }
-  pr.memory_seconds  = c.memory_bytes / (d.memory_bytes_per_s * memory_share);
-  pr.shared_seconds  = c.shared_bytes / d.shared_bytes_per_s;
+  pr.memory_seconds = c.memory_bytes / (d.memory_bytes_per_s * memory_share);
+  pr.shared_seconds = c.shared_bytes / d.shared_bytes_per_s;
   finish_prediction(pr, d.launch_seconds + wall_seconds(c, d, issue_rate), grid_points(p.grid), p.fused_steps);
   return pr;
 }
@@ -140,7 +140,7 @@ Scenario scenario_of(const Plan& generic, const Plan& sparse) {
   sc.useful_fraction       = points * 2.0 * static_cast<double>(term_count(sparse.stencil)) / mma_flops;
   // Useful (t steps of the original stencil) flop/s on each side, eq. 13.
   const double useful_share = steps * 2.0 * terms * points / mma_flops;  // S / alpha
-  sc.ideal_speedup = useful_share * std::min(tensor_peak, bandwidth * sc.tensor_intensity) /
+  sc.ideal_speedup          = useful_share * std::min(tensor_peak, bandwidth * sc.tensor_intensity) /
                      std::min(plain_peak, bandwidth * sc.plain_intensity);
   sc.predicted_speedup = generic.predicted.seconds / sparse.predicted.seconds;
   return sc;
@@ -151,13 +151,13 @@ Scenario scenario_of(const Plan& generic, const Plan& sparse) {
 SparseCostTerms sparse_cost_terms(const Plan& p) {
   const DeviceDescription& d = device_description(p.device);
   SparseCostTerms c;
-  c.dims         = p.dims();
-  c.tf32         = p.precision == Precision::tf32;
-  c.interleaved  = p.interleave != 0;
-  c.points       = static_cast<double>(grid_points(p.grid));
-  c.steps        = p.fused_steps;
-  c.terms        = static_cast<int>(term_count(p.original));
-  c.chunks       = static_cast<double>(p.mmas_per_tile_group);
+  c.dims        = p.dims();
+  c.tf32        = p.precision == Precision::tf32;
+  c.interleaved = p.interleave != 0;
+  c.points      = static_cast<double>(grid_points(p.grid));
+  c.steps       = p.fused_steps;
+  c.terms       = static_cast<int>(term_count(p.original));
+  c.chunks      = static_cast<double>(p.mmas_per_tile_group);
   // Halo re-reads: a block reads its shared extent for its outputs. In 2-D and 3-D the
   // kernel streams blocks along axis 0 (double-buffered), so that axis's halo is paid once
   // per run of stream_length outputs, not per block. The gather kernel reloads every halo
@@ -174,14 +174,14 @@ SparseCostTerms sparse_cost_terms(const Plan& p) {
                                    : static_cast<double>(p.tile[a]) * p.tiles_per_block[a];
     amplification *= (span + 2.0 * p.radius[a]) / span;
   }
-  c.groups                 = static_cast<double>(ceil_div(tiles, 8));
-  const double mmas        = c.groups * c.chunks;
-  const double rate        = c.tf32 ? d.sparse_tf32_flops : d.sparse_f16_flops;
-  c.tensor_seconds         = mmas * 2.0 * p.mma.m * p.mma.n * p.mma.k / rate;
-  const int bytes          = storage_bytes(p.precision);
-  const double block_load  = amplification * c.points * bytes;
-  c.memory_bytes           = block_load + c.points * bytes;
-  double b_reads           = mmas * p.mma.k * p.mma.n * (c.tf32 ? 4.0 : 2.0);  // B fragments
+  c.groups                = static_cast<double>(ceil_div(tiles, 8));
+  const double mmas       = c.groups * c.chunks;
+  const double rate       = c.tf32 ? d.sparse_tf32_flops : d.sparse_f16_flops;
+  c.tensor_seconds        = mmas * 2.0 * p.mma.m * p.mma.n * p.mma.k / rate;
+  const int bytes         = storage_bytes(p.precision);
+  const double block_load = amplification * c.points * bytes;
+  c.memory_bytes          = block_load + c.points * bytes;
+  double b_reads          = mmas * p.mma.k * p.mma.n * (c.tf32 ? 4.0 : 2.0);  // B fragments
   if (run_form) {
     c.loop           = lower_bound_loop_name;
     c.resident_warps = row_run_min_blocks * row_run_max_threads / 32;
@@ -280,27 +280,29 @@ bool is_full_box(const Stencil<N>& s) {
 /// A lower bound on K for a tile: every nonzero column appears once, and a row of n
 /// nonzeros needs 2n columns (at most two per group of four, one per pair for tf32).
 long k_lower_bound(const Plan& p) {
-  return std::visit([&](const auto& s) {
-    constexpr int N = std::decay_t<decltype(s)>::rank;
-    std::vector<char> used(static_cast<std::size_t>(product(p.patch)), 0);
-    std::size_t nonzero_terms = 0;
-    for (const auto& term : s.terms()) nonzero_terms += term.weight != 0.0;
-    for (int row = 0; row < p.rows; ++row) {
-      std::array<int, N> t{};
-      for (int rest = row, a = N - 1; a >= 0; --a) {
-        t[a] = rest % p.tile[a];
-        rest /= p.tile[a];
-      }
-      for (const auto& term : s.terms()) {
-        if (term.weight == 0.0) continue;
-        int flat = 0;
-        for (int a = 0; a < N; ++a) flat = flat * p.patch[a] + t[a] + term.offset[a] + p.radius[a];
-        used[flat] = 1;
-      }
-    }
-    const long columns = std::count(used.begin(), used.end(), 1);
-    return round_up(std::max<long>({columns, 2 * static_cast<long>(nonzero_terms), 1}), p.mma.k);
-  }, p.stencil);
+  return std::visit(
+      [&](const auto& s) {
+        constexpr int N = std::decay_t<decltype(s)>::rank;
+        std::vector<char> used(static_cast<std::size_t>(product(p.patch)), 0);
+        std::size_t nonzero_terms = 0;
+        for (const auto& term : s.terms()) nonzero_terms += term.weight != 0.0;
+        for (int row = 0; row < p.rows; ++row) {
+          std::array<int, N> t{};
+          for (int rest = row, a = N - 1; a >= 0; --a) {
+            t[a] = rest % p.tile[a];
+            rest /= p.tile[a];
+          }
+          for (const auto& term : s.terms()) {
+            if (term.weight == 0.0) continue;
+            int flat = 0;
+            for (int a = 0; a < N; ++a) flat = flat * p.patch[a] + t[a] + term.offset[a] + p.radius[a];
+            used[flat] = 1;
+          }
+        }
+        const long columns = std::count(used.begin(), used.end(), 1);
+        return round_up(std::max<long>({columns, 2 * static_cast<long>(nonzero_terms), 1}), p.mma.k);
+      },
+      p.stencil);
 }
 
 /// The prediction a tile cannot beat (K at its lower bound), for ordering and pruning.
@@ -337,52 +339,55 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
     Plan interleaved = full_sparse_plan(base, tile, Pairing::interleaved);
     return interleaved.interleave != 0 && better(interleaved, as_they_are) ? interleaved : as_they_are;
   }
-  Plan p      = sparse_skeleton(base, tile);
+  Plan p             = sparse_skeleton(base, tile);
   const long k_bound = k_lower_bound(p);
-  std::visit([&](const auto& s) {
-    constexpr int N = std::decay_t<decltype(s)>::rank;
-    typename std::decay_t<decltype(s)>::index_type t{};
-    std::copy(tile.begin(), tile.end(), t.begin());
-    const KernelMatrix a = morph(s, t);
-    p.nonzeros           = a.nonzeros();
-    // Algorithm 1 is linear and minimal on staircase matrices, which full boxes give
-    // (Theorem 2; the tests check it against Edmonds). Elsewhere Edmonds runs where it
-    // might shorten K.
-    // SPIDER's strided swapping competes on row tiles; the shortest K wins (fewer zero
-    // columns on a tie, then the order listed).
-    const PatchGeometry<N> geometry(t, s.radius());
-    auto consider = [&](ColumnOrder order, const char* how) {
-      pad_columns(order, p.mma.k);
-      const auto key = [](const ColumnOrder& o) { return std::make_pair(o.columns.size(), o.zero_columns); };
-      if (p.pairing.empty() || key(order) < key(p.order)) {
-        p.order   = std::move(order);
-        p.pairing = how;
-      }
-    };
-    const Pairing rule = rule_requested;
-    const bool row_tile = std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
-    // 16-output rows run as row runs (their own order and A', SparStencil_RowRuns.cpp)
-    // unless a gather-form pairing rule is forced.
-    const bool row_form = rule == Pairing::best || rule == Pairing::parity_split || rule == Pairing::interleaved;
-    if (is_row_run_tile(tile) && row_form) {
-      build_row_runs(p, a, rule);
-      return;
-    }
-    if (rule != Pairing::best && row_form) {
-      sparstencil::impl::fail("make_sparse_plan", "parity_split and interleaved pair row tiles (1 x ... x 16) only");
-    }
-    if (rule == Pairing::best || rule == Pairing::hierarchical) {
-      consider(pair_columns_hierarchical(a, geometry), "hierarchical");
-    }
-    if (rule == Pairing::edmonds ||
-        (rule == Pairing::best && !is_full_box(s) && static_cast<long>(p.order.columns.size()) > k_bound)) {
-      consider(pair_columns_general(a), "edmonds");
-    }
-    if (rule == Pairing::strided_swapping || (rule == Pairing::best && row_tile)) {
-      consider(pair_columns_strided(a, geometry), "strided swapping");
-    }
-    p.a = pack_operand(a, p.order, p.precision);
-  }, p.stencil);
+  std::visit(
+      [&](const auto& s) {
+        constexpr int N = std::decay_t<decltype(s)>::rank;
+        typename std::decay_t<decltype(s)>::index_type t{};
+        std::copy(tile.begin(), tile.end(), t.begin());
+        const KernelMatrix a = morph(s, t);
+        p.nonzeros           = a.nonzeros();
+        // Algorithm 1 is linear and minimal on staircase matrices, which full boxes give
+        // (Theorem 2; the tests check it against Edmonds). Elsewhere Edmonds runs where it
+        // might shorten K.
+        // SPIDER's strided swapping competes on row tiles; the shortest K wins (fewer zero
+        // columns on a tie, then the order listed).
+        const PatchGeometry<N> geometry(t, s.radius());
+        auto consider = [&](ColumnOrder order, const char* how) {
+          pad_columns(order, p.mma.k);
+          const auto key = [](const ColumnOrder& o) { return std::make_pair(o.columns.size(), o.zero_columns); };
+          if (p.pairing.empty() || key(order) < key(p.order)) {
+            p.order   = std::move(order);
+            p.pairing = how;
+          }
+        };
+        const Pairing rule  = rule_requested;
+        const bool row_tile = std::all_of(tile.begin(), tile.end() - 1, [](int e) { return e == 1; });
+        // 16-output rows run as row runs (their own order and A', SparStencil_RowRuns.cpp)
+        // unless a gather-form pairing rule is forced.
+        const bool row_form = rule == Pairing::best || rule == Pairing::parity_split || rule == Pairing::interleaved;
+        if (is_row_run_tile(tile) && row_form) {
+          build_row_runs(p, a, rule);
+          return;
+        }
+        if (rule != Pairing::best && row_form) {
+          sparstencil::impl::fail("make_sparse_plan",
+                                  "parity_split and interleaved pair row tiles (1 x ... x 16) only");
+        }
+        if (rule == Pairing::best || rule == Pairing::hierarchical) {
+          consider(pair_columns_hierarchical(a, geometry), "hierarchical");
+        }
+        if (rule == Pairing::edmonds ||
+            (rule == Pairing::best && !is_full_box(s) && static_cast<long>(p.order.columns.size()) > k_bound)) {
+          consider(pair_columns_general(a), "edmonds");
+        }
+        if (rule == Pairing::strided_swapping || (rule == Pairing::best && row_tile)) {
+          consider(pair_columns_strided(a, geometry), "strided swapping");
+        }
+        p.a = pack_operand(a, p.order, p.precision);
+      },
+      p.stencil);
 
   if (!p.runs.empty()) size_row_run_blocks(p);
   finish_geometry(p, p.runs.empty());
@@ -399,13 +404,14 @@ Plan full_sparse_plan(const Plan& base, const std::vector<int>& tile, Pairing ru
 /// plan (fits_kernel) tells. Spares building A' for fused stencils of hundreds of
 /// thousands of terms.
 std::optional<std::string> too_long_for_kernel(const Plan& bound) {
-  const long m_blocks = (bound.rows + 15) / 16;
-  const long chunks   = bound.mmas_per_tile_group / m_blocks;
+  const long m_blocks     = (bound.rows + 15) / 16;
+  const long chunks       = bound.mmas_per_tile_group / m_blocks;
   const long in_registers = max_register_chunks(static_cast<int>(m_blocks));
   const long in_shared    = static_cast<long>(max_row_run_shared_bytes / row_run_bytes_per_chunk);
   if (chunks <= std::max(in_registers, in_shared)) return std::nullopt;
   char reason[200];
-  std::snprintf(reason, sizeof reason, "K of at least %ld (%ld chunks) exceeds the %ld chunks the kernel holds in "
+  std::snprintf(reason, sizeof reason,
+                "K of at least %ld (%ld chunks) exceeds the %ld chunks the kernel holds in "
                 "registers and the %ld its row-run form holds in shared memory: not planned",
                 chunks * bound.mma.k, chunks, in_registers, in_shared);
   return std::string(reason);
@@ -484,7 +490,10 @@ class Model final : public BackendModel {
     Bids bids;
     const std::vector<std::vector<int>> tiles = candidate_tiles(base.dims(), radius(base.stencil));
     if (tiles.empty()) {
-      bids.dropped.push_back({"cuda_sptc", {}, 0, Bid::Outcome::cannot_run,
+      bids.dropped.push_back({"cuda_sptc",
+                              {},
+                              0,
+                              Bid::Outcome::cannot_run,
                               "no tile keeps the patch within " + std::to_string(max_patch_points) + " points"});
       return bids;
     }
@@ -534,7 +543,8 @@ class Model final : public BackendModel {
 Plan make_sparse_plan(const PlanRequest& r, const std::vector<int>& tile) {
   Plan base    = base_plan(r);
   base.backend = "cuda_sptc";
-  if (const std::optional<std::string> why = why_not(r, base.stencil)) sparstencil::impl::fail("make_sparse_plan", *why);
+  if (const std::optional<std::string> why = why_not(r, base.stencil))
+    sparstencil::impl::fail("make_sparse_plan", *why);
   if (tile.size() != base.grid.size()) {
     sparstencil::impl::fail("make_sparse_plan", "tile has ", tile.size(), " extents, need ", base.grid.size());
   }

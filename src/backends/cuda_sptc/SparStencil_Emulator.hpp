@@ -70,7 +70,8 @@ void emulate_wall_bands(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& ou
 /// every table read here lies inside what it indexes).
 template <int D>
 void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
-  if (plan.backend != "cuda_sptc") sparstencil::impl::fail("emulate", "the plan is for the ", plan.backend, " backend, not cuda_sptc");
+  if (plan.backend != "cuda_sptc")
+    sparstencil::impl::fail("emulate", "the plan is for the ", plan.backend, " backend, not cuda_sptc");
   if (!has_matrix_form(plan)) sparstencil::impl::fail("emulate", "the plan has no matrix form (no tile)");
   verify(plan, "emulate");
   if (plan.dims() != D) sparstencil::impl::fail("emulate", "the plan is ", plan.dims(), "-D, the grid ", D, "-D");
@@ -79,15 +80,15 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
       sparstencil::impl::fail("emulate", "grid extents differ from the plan's along axis ", a);
     }
   }
-  const Stencil<D>& stencil = as<D>(plan.stencil);
-  const bool periodic       = plan.boundary == Boundary::periodic;
+  const Stencil<D>& stencil     = as<D>(plan.stencil);
+  const bool periodic           = plan.boundary == Boundary::periodic;
   const std::vector<int> stride = plan.shared_strides();
   std::vector<float> shared(static_cast<std::size_t>(stride[0]) * plan.shared_extent[0]);
 
   // Grid positions in long: near 2^31 points along an axis a block or tile origin plus an
   // offset passes int (verify() bounds every table, not the grid's size).
   std::array<long, D> blocks{}, block_span{};
-  long block_count = 1;
+  long block_count    = 1;
   int tiles_per_block = 1;
   for (int a = 0; a < D; ++a) {
     block_span[a] = static_cast<long>(plan.tile[a]) * plan.tiles_per_block[a];
@@ -140,8 +141,8 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
             const int g = lane / 4, t = lane % 4;
             for (int i = 0; i < 4; ++i) {
               for (int h = 0; h < (plan.precision == Precision::tf32 ? 1 : 2); ++h) {
-                const int krow = plan.precision == Precision::tf32 ? t + 4 * i : 2 * t + 8 * i + h;
-                const int gather = plan.gather[kc * K + krow];
+                const int krow      = plan.precision == Precision::tf32 ? t + 4 * i : 2 * t + 8 * i + h;
+                const int gather    = plan.gather[kc * K + krow];
                 bfrag[krow * 8 + g] = gather < 0 ? 0.0f : shared[plan.tile_offsets[group * 8 + g] + gather];
               }
             }

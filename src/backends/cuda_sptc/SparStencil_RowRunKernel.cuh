@@ -67,23 +67,23 @@ struct RowRunParams {
   /// unit m holds the pairs at values 4m, D + 4m, 4m + 2, D + 4m + 2. D = 16: the ring row
   /// holds a block for each 16-output tile of the strip, side by side (block g from grid
   /// column x0 - lead + 16 g: neighbours overlap).
-  int interleave = 0;
+  int interleave  = 0;
   int group_bytes = 32;  ///< bytes between the B' of consecutive groups of 8 tiles in a ring row
   int pitch = 0, ring = 0, plane_values = 0, ahead = 1, stage_pitch = 0, warp_values = 0;
-  int warps = 8;         ///< per thread block
-  long strips   = 0;     ///< warp strips (3-D: y blocks times x blocks)
-  long strips_x = 0;     ///< strips along the fastest axis
-  long steps    = 0;     ///< along axis 0: blocks of step rows (folded rows in 1-D) or z planes
-  long segment  = 0;     ///< steps a warp streams
+  int warps     = 8;  ///< per thread block
+  long strips   = 0;  ///< warp strips (3-D: y blocks times x blocks)
+  long strips_x = 0;  ///< strips along the fastest axis
+  long steps    = 0;  ///< along axis 0: blocks of step rows (folded rows in 1-D) or z planes
+  long segment  = 0;  ///< steps a warp streams
   int k_chunks = 0, runs = 0;
   bool out_aligned = false;  ///< grid pointer and row strides whole 16-byte units (set per launch)
   /// Every odd chunk reads the runs of the chunk before it (an even number of chunks, all
   /// rows split by parity): the kernel's pipelined loop over pairs.
-  bool paired = false;
+  bool paired        = false;
   bool stage_in_ring = false;  ///< 3-D: RowRunLayout::stage_in_ring
   /// Input pointer and row strides whole 16-byte units, the fastest axis contiguous (set
   /// per launch).
-  bool in_aligned = false;
+  bool in_aligned                 = false;
   const std::uint32_t* a_values   = nullptr;  ///< [kc][lane][4]
   const std::uint32_t* a_metadata = nullptr;  ///< [kc / 2][lane]
   /// Per run: bits 0-15 byte offset in an image row ((lead + x) * bytes), 16-23 image row
@@ -101,8 +101,8 @@ __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&b)[4], unsigned addr
 __device__ __forceinline__ void stmatrix_x4_trans(unsigned address, std::uint32_t r0, std::uint32_t r1,
                                                   std::uint32_t r2, std::uint32_t r3) {
 #if __CUDA_ARCH__ >= 900
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(address), "r"(r0),
-               "r"(r1), "r"(r2), "r"(r3));
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(address), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3));
 #endif
 }
 __device__ __forceinline__ uint4 ld_shared_v4(unsigned address) {
@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
   // Variants that may hold interleaved rows (16-bit; split pairs are never interleaved).
   constexpr bool Interleaved = P != Operand::tf32 && Loop != RowLoop::shifted_pairs;
   static_assert(!Shifted || (D == 2 && P != Operand::tf32), "the shifted loop is for 2-D 16-bit plans");
-  using T = storage_t<P>;
+  using T                  = storage_t<P>;
   constexpr int V          = 16 / sizeof(T);
   constexpr unsigned bytes = sizeof(T);
   constexpr int step_rows  = step_rows_of<P>;
@@ -186,23 +186,23 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
   // (the shared-runs mark) kept: the offsets stay far below 2^31.
   for (int i = threadIdx.x; i < p.runs; i += blockDim.x) {
     const std::uint32_t w = __ldg(p.run_words + i);
-    const unsigned plane = D == 3 ? (w >> 24) & 0x7Fu : 0u;
-    r_shared[i]          = (w & 0x8000FFFFu) + ((w >> 16) & 0xFFu) * pitch_bytes + plane * plane_bytes +
+    const unsigned plane  = D == 3 ? (w >> 24) & 0x7Fu : 0u;
+    r_shared[i]           = (w & 0x8000FFFFu) + ((w >> 16) & 0xFFu) * pitch_bytes + plane * plane_bytes +
                   (Shifted ? ((w >> 16) & 0x7Fu) << 24 : 0u);  // shifted: the row in bits 24-30
   }
   __syncthreads();  // the only block barrier: warps stream on their own from here
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const long task = static_cast<long>(blockIdx.x) * p.warps + warp;
+  const long task  = static_cast<long>(blockIdx.x) * p.warps + warp;
   const long strip = task % p.strips;
   const long first = task / p.strips * p.segment;  // the warp's first step
   // Steps, rows and columns fit 32 bits (the executor refuses larger grids).
   const int count = static_cast<int>(min(p.segment, p.steps - first));
   if (count <= 0) return;
   // The strip's first output: row y0 (3-D), column x0 (2-D, 3-D).
-  const int y0 = D == 3 ? static_cast<int>(strip / p.strips_x) * step_rows : 0;
-  const int x0 = D == 1 ? 0 : static_cast<int>(strip % p.strips_x) * strip_width;
-  T* const ring  = warp_buffers + warp * p.warp_values;
+  const int y0  = D == 3 ? static_cast<int>(strip / p.strips_x) * step_rows : 0;
+  const int x0  = D == 1 ? 0 : static_cast<int>(strip % p.strips_x) * strip_width;
+  T* const ring = warp_buffers + warp * p.warp_values;
   // Staged outputs beside the ring, unless in it (stage_in_ring: the step's first rows or plane).
   T* const stage_beside = ring + (D == 3 ? p.ring * p.plane_values : p.ring * p.pitch);
   // Lanes split an image row's chunks, rows_per_pass rows a pass (chunks <= 32).
@@ -213,21 +213,20 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
   // the upper half of block g (units 4 g + 2, 4 g + 3), where interleave_arrived reads
   // them for blocks g and g + 1.
   const bool tile_blocks = TileBlocks && p.interleave == 16;
-  const int lane_unit    = tile_blocks && lane_chunk >= 2 ? 4 * (lane_chunk / 2 - 1) + 2 + (lane_chunk & 1) : lane_chunk;
-  const T* const in = static_cast<const T*>(p.in);
+  const int lane_unit = tile_blocks && lane_chunk >= 2 ? 4 * (lane_chunk / 2 - 1) + 2 + (lane_chunk & 1) : lane_chunk;
+  const T* const in   = static_cast<const T*>(p.in);
   // 2-D/3-D: the lane's chunk sits at the same columns of every image row, so whether it
   // is copied whole (inside the grid, or wrapping whole under periodic boundaries, and
   // aligned) is decided once: `lane_source` is its wrapped first column, and the copies
   // of a row cost a row pointer and one cp.async. (Interleaved rows not copied pair by
   // pair are copied so too, then interleaved in place: interleave_arrived.)
-  const int n_x         = static_cast<int>(p.extent[2]);
-  const int n_y         = static_cast<int>(p.extent[1]);
+  const int n_x = static_cast<int>(p.extent[2]);
+  const int n_y = static_cast<int>(p.extent[1]);
   // (Walls: a chunk wholly outside the grid is zeros, written by the copy: source size 0,
   // from the row's first value.)
   const bool lane_outside = Walls && (lane_column + V <= 0 || lane_column >= n_x);
   const int lane_source   = lane_outside ? 0 : wrap_once(p.boundary, lane_column, n_x);
-  const bool lane_whole =
-      D > 1 && p.in_aligned && lane_source >= 0 && lane_source + V <= n_x && lane_source % V == 0;
+  const bool lane_whole   = D > 1 && p.in_aligned && lane_source >= 0 && lane_source + V <= n_x && lane_source % V == 0;
   const unsigned ring_address = static_cast<unsigned>(__cvta_generic_to_shared(ring));
   const unsigned ring_bytes   = D == 3 ? p.ring * plane_bytes : p.ring * pitch_bytes;
   const unsigned ring_end     = ring_address + ring_bytes;
@@ -260,8 +259,8 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
     pair_column = x0 - p.lead + 2 * (lane / p.interleave * block_step + (l >> 1) + (l & 1) * half);
     pair_step   = 64 / p.interleave * block_step;
     auto inside = [&](int word, int column) { return word >= row_words || (column >= 0 && column + 2 <= n_x); };
-    pairs_whole = p.in_aligned && __all_sync(0xFFFFFFFFu, inside(lane, pair_column) &&
-                                                              inside(lane + 32, pair_column + pair_step));
+    pairs_whole = p.in_aligned &&
+                  __all_sync(0xFFFFFFFFu, inside(lane, pair_column) && inside(lane + 32, pair_column + pair_step));
   }
   // Grid row y of `plane` (nullptr: outside the grid): wrapped (periodic) or nullptr
   // outside; a compare where it lies inside.
@@ -285,10 +284,10 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
   // being z = first - plane_halo + u.
   const int row_origin = D == 3 ? y0 - p.row_halo : step_rows * static_cast<int>(first) - p.row_halo;
   // Ring slot `step` rows (fewer than the ring's) after `slot`.
-  auto next_slot = [&](int slot, int step) { return slot + step >= p.ring ? slot + step - p.ring : slot + step; };
-  auto first_plane = [&](int k) { return k == 0 ? 0 : 2 * p.plane_halo + k; };           // 3-D: [first, last]
+  auto next_slot   = [&](int slot, int step) { return slot + step >= p.ring ? slot + step - p.ring : slot + step; };
+  auto first_plane = [&](int k) { return k == 0 ? 0 : 2 * p.plane_halo + k; };            // 3-D: [first, last]
   auto first_row   = [&](int k) { return k == 0 ? 0 : step_rows * k + 2 * p.row_halo; };  // 1-D/2-D:
-  auto end_row     = [&](int k) { return step_rows * (k + 1) + 2 * p.row_halo; };        //   [first, end)
+  auto end_row     = [&](int k) { return step_rows * (k + 1) + 2 * p.row_halo; };         //   [first, end)
   // Bit k mod 4: step k's interleaved rows came as they are (the in-place pass is due).
   // (Recomputing that from k at the pass instead made the 2-D kernel spill.)
   unsigned raw_steps = 0;
@@ -297,8 +296,8 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
     if constexpr (D == 2) {
       const int a0 = first_row(k), a1 = end_row(k);
       if (pairs_whole && row_origin + a0 >= 0 && row_origin + a1 <= n_y) {
-        const T* from          = in + static_cast<long>(row_origin + a0) * p.in_stride[1] + pair_column;
-        unsigned at            = ring_address + first_slot * pitch_bytes + 4 * lane;
+        const T* from           = in + static_cast<long>(row_origin + a0) * p.in_stride[1] + pair_column;
+        unsigned at             = ring_address + first_slot * pitch_bytes + 4 * lane;
         const unsigned lane_end = ring_end + 4 * lane;
 #pragma unroll 2
         for (int a = a0; a < a1; ++a, from += p.in_stride[1]) {
@@ -326,9 +325,9 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
             // The plane's rows inside the grid: the 2-D rows' plain loop (walls variant only;
             // one loop for both, as a lambda, moved the shifted chunk loop's spills from 8 to
             // 26 bytes, so the two are written apart).
-            const T* from        = source + static_cast<long>(row_origin + lane_row) * p.in_stride[1] + lane_source;
-            const long from_step = rows_per_pass * p.in_stride[1];
-            unsigned at          = ring_address + bytes * (plane + lane_row * p.pitch) + lane_at;
+            const T* from          = source + static_cast<long>(row_origin + lane_row) * p.in_stride[1] + lane_source;
+            const long from_step   = rows_per_pass * p.in_stride[1];
+            unsigned at            = ring_address + bytes * (plane + lane_row * p.pitch) + lane_at;
             const unsigned at_step = rows_per_pass * pitch_bytes;
 #pragma unroll 2
             for (int r = lane_row; r < rows; r += rows_per_pass, from += from_step, at += at_step) {
@@ -361,7 +360,8 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
           cp_async_commit();
           return;
         }
-        for (int a = a0 + lane_row, slot = next_slot(first_slot, lane_row); a < a1; a += rows_per_pass, slot = next_slot(slot, rows_per_pass)) {
+        for (int a = a0 + lane_row, slot = next_slot(first_slot, lane_row); a < a1;
+             a += rows_per_pass, slot    = next_slot(slot, rows_per_pass)) {
           const T* row = D == 2 ? source_row(in, row_origin + a) : in;
           const long x = D == 2 ? lane_column : static_cast<long>(row_origin + a) * strip_width + lane_column;
           fill(slot * p.pitch + row_shift(a) / bytes, row, x);
@@ -380,7 +380,7 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
   const int block_units = p.interleave / 4, row_blocks = block_units == 0 ? 1 : p.chunks / block_units;
   const int blocks_per_pass = 32 / row_blocks, lane_block_row = lane / row_blocks, lane_block = lane % row_blocks;
   const unsigned lane_block_at = 16u * block_units * lane_block;
-  auto interleave_row = [&](unsigned row_address, bool active) {
+  auto interleave_row          = [&](unsigned row_address, bool active) {
     const unsigned at = row_address + lane_block_at;
     if (tile_blocks) {
       // Block g: its lower D values from units 4 g - 2, 4 g - 1 (block 0: 0, 1), its upper
@@ -429,7 +429,7 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
       }
     } else {
       for (int a = first_row(k) + lane_block_row, slot = a % p.ring; a < end_row(k);
-           a += blocks_per_pass, slot = next_slot(slot, blocks_per_pass)) {
+           a += blocks_per_pass, slot                  = next_slot(slot, blocks_per_pass)) {
         interleave_row(ring_address + slot * pitch_bytes + row_shift(a), true);
       }
     }
@@ -438,24 +438,30 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
   const unsigned a_base = static_cast<unsigned>(__cvta_generic_to_shared(a_shared)) + 16 * lane;
   const unsigned e_base = static_cast<unsigned>(__cvta_generic_to_shared(e_shared)) + 4 * lane;
   const unsigned r_base = static_cast<unsigned>(__cvta_generic_to_shared(r_shared)) + 4 * (lane >> 3);
-  const int tile_row = lane & 7;  // lane l gives ldmatrix the address of run l / 8 of tile (row) l % 8
+  const int tile_row    = lane & 7;  // lane l gives ldmatrix the address of run l / 8 of tile (row) l % 8
   // (Walls: the radii, read from the parameters where needed: fewer registers.)
-  const int rim[3] = {Walls ? p.radius[0] : p.boundary == 0 ? 0 : p.radius[0],
-                      Walls ? p.radius[1] : p.boundary == 0 ? 0 : p.radius[1],
-                      Walls ? p.radius[2] : p.boundary == 0 ? 0 : p.radius[2]};
+  const int rim[3] = {Walls             ? p.radius[0]
+                      : p.boundary == 0 ? 0
+                                        : p.radius[0],
+                      Walls             ? p.radius[1]
+                      : p.boundary == 0 ? 0
+                                        : p.radius[1],
+                      Walls             ? p.radius[2]
+                      : p.boundary == 0 ? 0
+                                        : p.radius[2]};
 
   // Stores: lane l writes 16-byte run l mod row_chunks of rows l / row_chunks + m store_rows.
   constexpr int row_chunks = strip_width / V, store_rows = 32 / row_chunks;
   const int store_chunk = lane % row_chunks, store_row = lane / row_chunks;
-  const int store_x     = x0 + store_chunk * V;  // 2-D, 3-D
-  const bool store_whole =
-      D > 1 && p.out_aligned && store_x >= rim[2] && store_x + V <= p.extent[2] - rim[2];
-  T* const out_lane = static_cast<T*>(p.out) + store_x;
+  const int store_x      = x0 + store_chunk * V;  // 2-D, 3-D
+  const bool store_whole = D > 1 && p.out_aligned && store_x >= rim[2] && store_x + V <= p.extent[2] - rim[2];
+  T* const out_lane      = static_cast<T*>(p.out) + store_x;
   // Staging row 8 q + t holds the outputs of tile t of row set q, step row set_row(q, t)
   // (so stmatrix's 8 rows are consecutive, on distinct banks, in the shifted loops too):
   // the lane's rows store_row + store_rows m are staging rows slot(store_row) + slot_step m.
   constexpr int slot_step = Shifted ? store_rows / 2 : store_rows;
-  const int staged_lane = (Shifted ? (store_row >> 1) + 8 * (store_row & 1) : store_row) * p.stage_pitch + store_chunk * V;
+  const int staged_lane =
+      (Shifted ? (store_row >> 1) + 8 * (store_row & 1) : store_row) * p.stage_pitch + store_chunk * V;
 
   int plane_slot = 0;  // 3-D: ring slot of step k's first plane (k mod ring)
   int row_slot   = 0;  // 1-D/2-D: ring slot of step k's first image row (S k mod ring)
@@ -463,7 +469,7 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
   // its MMAs or, in the 2-D periodic variants but the shifted chunk loop, behind them, where
   // the request's address work fills their latency (measured per variant: RESULTS.md).
   constexpr bool request_behind = D == 2 && !Walls && Loop != RowLoop::shifted_chunks;
-  auto request_next = [&](int k) {
+  auto request_next             = [&](int k) {
     if (k + p.ahead < count) {
       // (row_slot is step k's: first_row(k + ahead) lies S ahead + 2 row_halo rows on.)
       request(k + p.ahead, next_slot(row_slot, step_rows * p.ahead + 2 * p.row_halo));
@@ -505,21 +511,21 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
       window[q] = D == 3 ? ring_address + plane_slot * plane_bytes + set_row<Loop>(q, tile_row) * pitch_bytes
                          : ring_address + next_slot(row_slot, set_row<Loop>(q, tile_row)) * pitch_bytes;
     }
-    auto addresses_of = [&](std::uint32_t offset, unsigned (&address)[row_sets]) {
+    auto addresses_of = [&](std::uint32_t offset, unsigned(&address)[row_sets]) {
 #pragma unroll
       for (int q = 0; q < row_sets; ++q) {
         const unsigned at = window[q] + offset;
         address[q]        = at >= ring_end ? at - ring_bytes : at;
       }
     };
-    auto load_b = [&](std::uint32_t (&b)[4], unsigned address) {
+    auto load_b = [&](std::uint32_t(&b)[4], unsigned address) {
       ldmatrix_x4(b, address);
       if constexpr (P == Operand::tf32) {  // round to nearest like the emulator (the MMA truncates)
 #pragma unroll
         for (int v = 0; v < 4; ++v) b[v] = gpu::tf32_bits(__uint_as_float(b[v]));
       }
     };
-    auto a_of = [&](int kc, std::uint32_t (&a)[4]) {
+    auto a_of = [&](int kc, std::uint32_t(&a)[4]) {
       const uint4 av = ld_shared_v4(a_base + 512 * kc);
       a[0] = av.x, a[1] = av.y, a[2] = av.z, a[3] = av.w;
     };
@@ -560,17 +566,18 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
       // Single chunks all take selector 0: an odd chunk's metadata (lanes 4 g + 2, 4 g + 3
       // of its pair's word) is read by lanes 4 g, 4 g + 1.
       const unsigned e_swapped = e_base ^ 8u;
-      auto levels = [&](auto per_chunks) {
+      auto levels              = [&](auto per_chunks) {
         constexpr int per = decltype(per_chunks)::value;
         const int units   = p.k_chunks / per;
-        auto e_of = [&](int u) {
-          return per == 2 ? ld_shared_u32(e_base + 128 * u) : ld_shared_u32((u & 1 ? e_swapped : e_base) + 128 * (u >> 1));
+        auto e_of         = [&](int u) {
+          return per == 2 ? ld_shared_u32(e_base + 128 * u)
+                                               : ld_shared_u32((u & 1 ? e_swapped : e_base) + 128 * (u >> 1));
         };
-        auto a_unit = [&](int u, std::uint32_t (&a)[per][4]) {
+        auto a_unit = [&](int u, std::uint32_t(&a)[per][4]) {
 #pragma unroll
           for (int c = 0; c < per; ++c) a_of(per * u + c, a[c]);
         };
-        auto mmas = [&](float (&c)[4], const std::uint32_t (&a)[per][4], const std::uint32_t (&b)[4], std::uint32_t e) {
+        auto mmas = [&](float(&c)[4], const std::uint32_t(&a)[per][4], const std::uint32_t(&b)[4], std::uint32_t e) {
           mma_sp<P, 0>(c, a[0], b, e);
           if constexpr (per == 2) mma_sp<P, 1>(c, a[1], b, e);
         };
@@ -649,7 +656,7 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
           level(l + 2, last, I0{}, I2{}, I1{});
         }
       };
-      levels(std::integral_constant<int, Loop == RowLoop::shifted_pairs ? 2 : 1>{});
+      levels(std::integral_constant < int, Loop == RowLoop::shifted_pairs ? 2 : 1 > {});
       kc = p.k_chunks;
     } else if (Distinct || p.paired) {
       // A software pipeline over pairs of chunks: every pair reads one set of runs (rows
@@ -751,9 +758,9 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
     // Stage: c0, c1 are output g of tiles 2t, 2t+1; c2, c3 output g + 8. (In the
     // ring: the step's first plane (3-D) or rows are free from here on; the next request
     // rewrites them, after the stores below.)
-    T* const stage = !p.stage_in_ring ? stage_beside
-                     : D == 3         ? ring + plane_slot * p.plane_values
-                                      : ring + row_slot * p.pitch;
+    T* const stage               = !p.stage_in_ring ? stage_beside
+                                   : D == 3         ? ring + plane_slot * p.plane_values
+                                                    : ring + row_slot * p.pitch;
     const unsigned stage_address = static_cast<unsigned>(__cvta_generic_to_shared(stage));
     if (p.stage_in_ring) __syncwarp();  // every lane's reads of those rows are done
 #if __CUDA_ARCH__ >= 900
@@ -780,10 +787,10 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
         for (int q = 0; q < strip_groups; ++q) {
           T* const even = stage + (8 * rs + 2 * t) * p.stage_pitch + 16 * q + g;
           T* const odd  = even + p.stage_pitch;
-          even[0] = to_storage<P>(c[q][0]);
-          odd[0]  = to_storage<P>(c[q][1]);
-          even[8] = to_storage<P>(c[q][2]);
-          odd[8]  = to_storage<P>(c[q][3]);
+          even[0]       = to_storage<P>(c[q][0]);
+          odd[0]        = to_storage<P>(c[q][1]);
+          even[8]       = to_storage<P>(c[q][2]);
+          odd[8]        = to_storage<P>(c[q][3]);
         }
       }
     }
@@ -792,11 +799,11 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
     // Store the step's rows by 16-byte runs: copies where a run lies inside the grid,
     // aligned and (unless periodic) off the rim, else under the boundary contract. A lane
     // stores the same columns of every row (2-D, 3-D: checked once, store_whole).
-    const long g0 = D == 3 ? first + k : 0;
+    const long g0          = D == 3 ? first + k : 0;
     const bool plane_whole = store_whole && (D < 3 || (g0 >= rim[0] && g0 < p.extent[0] - rim[0]));
     // Grid row of the lane's first run (2-D, 3-D), and its output.
-    const int row0 = D == 3 ? y0 + store_row : step_rows * (static_cast<int>(first) + k) + store_row;
-    T* out_row     = out_lane + g0 * p.out_stride[0] + static_cast<long>(row0) * p.out_stride[1];
+    const int row0             = D == 3 ? y0 + store_row : step_rows * (static_cast<int>(first) + k) + store_row;
+    T* out_row                 = out_lane + g0 * p.out_stride[0] + static_cast<long>(row0) * p.out_stride[1];
     constexpr int store_passes = step_rows / store_rows;
     if (D > 1 && plane_whole && row0 >= rim[1] && row0 + store_rows * (store_passes - 1) < n_y - rim[1]) {
       // Every run of the lane inside: its shared loads first, then its stores (one wait).
@@ -810,7 +817,7 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
     } else {
 #pragma unroll
       for (int m = 0; m < store_passes; ++m) {
-        const int r     = store_row + store_rows * m;
+        const int r      = store_row + store_rows * m;
         const int staged = staged_lane + slot_step * m * p.stage_pitch;
         if constexpr (D > 1) {
           const int g1 = row0 + store_rows * m;

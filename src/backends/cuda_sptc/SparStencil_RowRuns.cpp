@@ -62,7 +62,8 @@ bool rows_shift(const std::vector<Run>& runs, std::size_t unit) {
   for (std::size_t r = 4 * unit; r < runs.size(); ++r) {
     if (r % (4 * unit) >= 4) continue;
     const Run &run = runs[r], &above = runs[r - 4 * unit];
-    if (run.offset.size() != 2 || run.offset[1] != above.offset[1] || run.offset[0] != above.offset[0] + 1) return false;
+    if (run.offset.size() != 2 || run.offset[1] != above.offset[1] || run.offset[0] != above.offset[0] + 1)
+      return false;
   }
   return true;
 }
@@ -72,7 +73,7 @@ struct Layout {
   std::vector<Run> runs;
   std::vector<int> columns;
   std::vector<std::vector<double>> dense;
-  bool split = false;
+  bool split     = false;
   int interleave = 0, origin = 0;
   std::size_t chunks() const { return (runs.size() + 3) / 4; }
 };
@@ -112,7 +113,7 @@ class RowRunBuilder {
       std::vector<int> even, odd;
       for (int d : dx) (((d % 2) + 2) % 2 == 0 ? even : odd).push_back(d);
       auto [first_run, last_run] = run_range(dx);
-      last_run = first_run + (last_run - first_run + 4) / 4 * 4 - 1;
+      last_run                   = first_run + (last_run - first_run + 4) / 4 * 4 - 1;
       for (int u = first_run; u <= last_run; u += 4) {
         add_runs(row, even, u, u + 3);
         add_runs(row, odd, u, u + 3);
@@ -140,7 +141,7 @@ class RowRunBuilder {
       for (int b = origin + floor_div(*lo - origin, block) * block; b <= 15 + *hi; b += block) {
         for (int m = 0; m < interleave / 4; ++m) {
           auto position = [&](int e) { return b + interleaved_position(8 * m + e, interleave); };
-          bool read = false;  // some output has a tap on the unit
+          bool read     = false;  // some output has a tap on the unit
           for (int e = 0; e < 8 && !read; ++e)
             for (int d : dx) read = read || (position(e) - d >= 0 && position(e) - d < 16);
           if (read) add_run(l, row, dx, b + 8 * m, position);
@@ -211,21 +212,22 @@ void build(Plan& p, const Stencil<D>& s, const KernelMatrix& a, Pairing rule) {
       Layout l = builder.interleaved(interleave, origin);
       // A block per tile (D = 16) only where the kernel's shifted chunk loop takes the plan.
       if (interleave == 16 && (D != 2 || l.chunks() < 2 || !rows_shift(l.runs, 1))) continue;
-      if (!l.runs.empty() && (interleaved.runs.empty() || l.chunks() < interleaved.chunks())) interleaved = std::move(l);
+      if (!l.runs.empty() && (interleaved.runs.empty() || l.chunks() < interleaved.chunks()))
+        interleaved = std::move(l);
     }
   }
   if (!interleaved.runs.empty()) best = std::move(interleaved);
-  p.runs              = std::move(best.runs);
-  p.interleave        = best.interleave;
-  p.interleave_origin = best.origin;
-  p.order             = ColumnOrder{};
-  p.order.columns     = std::move(best.columns);
+  p.runs                       = std::move(best.runs);
+  p.interleave                 = best.interleave;
+  p.interleave_origin          = best.origin;
+  p.order                      = ColumnOrder{};
+  p.order.columns              = std::move(best.columns);
   const std::vector<bool> used = nonzero_columns(a);
   p.order.zero_columns    = static_cast<int>(std::count(p.order.columns.begin(), p.order.columns.end(), zero_column));
   p.order.dropped_columns = static_cast<int>(std::count(used.begin(), used.end(), false));
   p.pairing = best.interleave != 0 ? "row runs, pairs interleaved " + std::to_string(best.interleave) + " apart"
-              : best.split        ? "row runs, parity split"
-                                  : "row runs";
+              : best.split         ? "row runs, parity split"
+                                   : "row runs";
 
   // The parts must add up to A exactly: every weight carried once, nothing invented.
   const std::vector<std::vector<double>>& dense = best.dense;
@@ -257,8 +259,8 @@ void build_row_runs(Plan& p, const KernelMatrix& a, Pairing rule) {
 
 void size_row_run_blocks(Plan& p) {
   // One warp step: `rows` rows of the strip (folded rows in 1-D, rows of a plane in 3-D).
-  const int D            = p.dims();
-  const RowRunLayout l   = row_run_layout(p);
+  const int D          = p.dims();
+  const RowRunLayout l = row_run_layout(p);
   p.tiles_per_block.assign(D, 1);
   if (D == 1) {
     p.tiles_per_block[0] = l.rows * l.width / 16;
@@ -299,11 +301,11 @@ RowRunLayout row_run_layout(const Plan& p) {
   const int D     = p.dims();
   const int bytes = storage_bytes(p.precision);
   RowRunLayout l;
-  l.vector        = 16 / bytes;
-  l.rows          = p.precision == Precision::tf32 ? step_rows_tf32 : step_rows_16bit;
-  const int V     = l.vector;
-  l.row_halo      = D == 1 ? 0 : p.radius[D - 2];
-  l.plane_halo    = D == 3 ? p.radius[0] : 0;
+  l.vector     = 16 / bytes;
+  l.rows       = p.precision == Precision::tf32 ? step_rows_tf32 : step_rows_16bit;
+  const int V  = l.vector;
+  l.row_halo   = D == 1 ? 0 : p.radius[D - 2];
+  l.plane_halo = D == 3 ? p.radius[0] : 0;
   int first = 0, end = 16;  // positions runs read from a tile origin: [first, end)
   for (const Run& run : p.runs) {
     first = std::min(first, run.offset[D - 1]);
@@ -311,11 +313,11 @@ RowRunLayout row_run_layout(const Plan& p) {
   }
   if (p.interleave != 0) {  // whole blocks of 2 D values, the first at a block start
     const int block = 2 * p.interleave;
-    first = p.interleave_origin + floor_div(first - p.interleave_origin, block) * block;
-    end   = p.interleave_origin + floor_div(end - p.interleave_origin + block - 1, block) * block;
+    first           = p.interleave_origin + floor_div(first - p.interleave_origin, block) * block;
+    end             = p.interleave_origin + floor_div(end - p.interleave_origin + block - 1, block) * block;
   }
   const std::size_t chunks = p.a.k_chunks;
-  std::size_t sharing = 0;  // odd chunks reading the runs of the chunk before
+  std::size_t sharing      = 0;  // odd chunks reading the runs of the chunk before
   for (std::size_t c = 1; c < chunks; c += 2) sharing += reads_previous_runs(p, c) ? 1 : 0;
   l.paired = chunks % 2 == 0 && sharing == chunks / 2;
   // (Not in 2-D: that variant spilled 32 bytes at 128 registers and ran 2-D interleaved
@@ -326,8 +328,8 @@ RowRunLayout row_run_layout(const Plan& p) {
   const std::size_t unit = l.paired ? 2 : 1;
   l.shifted = (l.paired || sharing == 0) && chunks >= 2 * unit && D == 2 && p.precision != Precision::tf32 &&
               rows_shift(p.runs, unit);
-  l.lead       = -first;
-  l.row_values = l.lead + l.width - 16 + end;
+  l.lead          = -first;
+  l.row_values    = l.lead + l.width - 16 + end;
   l.copied_values = l.row_values;
   // Blocks of a tile's own (D = 16): one per tile, side by side, from the values of the
   // strip's tiles' blocks.
@@ -350,12 +352,12 @@ RowRunLayout row_run_layout(const Plan& p) {
   l.plane_values = (l.rows + 2 * l.row_halo) * l.pitch;
   // 3-D: in the step's first plane where it holds the rows; 1-D/2-D: in the step's first
   // rows, which no later step reads and the next step's request rewrites.
-  l.stage_in_ring = D < 3 || l.plane_values >= l.rows * (l.width + V);
-  l.stage_pitch   = D < 3 ? l.pitch : l.width + V;
+  l.stage_in_ring  = D < 3 || l.plane_values >= l.rows * (l.width + V);
+  l.stage_pitch    = D < 3 ? l.pitch : l.width + V;
   auto warp_values = [&](int ring) {
     return (D == 3 ? ring * l.plane_values : ring * l.pitch) + (l.stage_in_ring ? 0 : l.rows * l.stage_pitch);
   };
-  l.ahead = ring_for(2) == ring_for(1) || warp_values(ring_for(2)) * bytes <= 14 * 1024 ? 2 : 1;
+  l.ahead                  = ring_for(2) == ring_for(1) || warp_values(ring_for(2)) * bytes <= 14 * 1024 ? 2 : 1;
   const std::size_t common = chunks * row_run_bytes_per_chunk + (chunks + 1) / 2 * 128 + p.runs.size() * 4;
   // Up to 8 warps a block, fewer where a block would pass 112 KiB (two blocks an SM).
   auto warps_for = [&](int values) {
@@ -372,8 +374,8 @@ RowRunLayout row_run_layout(const Plan& p) {
     while (rounded < l.ring) rounded *= 2;
     if (warps_for(warp_values(rounded)) == warps_for(warp_values(l.ring))) l.ring = rounded;
   }
-  l.warp_values = warp_values(l.ring);
-  l.warps       = warps_for(l.warp_values);
+  l.warp_values  = warp_values(l.ring);
+  l.warps        = warps_for(l.warp_values);
   l.shared_bytes = common + static_cast<std::size_t>(l.warps) * l.warp_values * bytes;
   return l;
 }

@@ -16,27 +16,27 @@ namespace sparstencil::cuda_sptc {
 /// folded into rows of `width`), one z plane of `rows` rows in 3-D. Its image arrives in a
 /// ring of shared memory `ahead` steps early, so every input row is read once per strip.
 struct RowRunLayout {
-  int vector      = 8;   ///< values per run (16 bytes)
-  int width       = strip_width;      ///< outputs of a warp strip along the fastest axis
-  int rows        = step_rows_16bit;  ///< output rows of a warp step (step_rows_tf32 for tf32)
-  int row_halo    = 0;   ///< image rows above and below the output rows (radius along axis D-2; 0 in 1-D)
-  int plane_halo  = 0;   ///< 3-D: image planes before and after (radius along axis 0)
-  int lead        = 0;   ///< image values before the strip origin (a multiple of V; interleaved rows: a block start)
-  int row_values  = 0;   ///< image values a ring row holds (a multiple of V)
+  int vector     = 8;                ///< values per run (16 bytes)
+  int width      = strip_width;      ///< outputs of a warp strip along the fastest axis
+  int rows       = step_rows_16bit;  ///< output rows of a warp step (step_rows_tf32 for tf32)
+  int row_halo   = 0;                ///< image rows above and below the output rows (radius along axis D-2; 0 in 1-D)
+  int plane_halo = 0;                ///< 3-D: image planes before and after (radius along axis 0)
+  int lead       = 0;  ///< image values before the strip origin (a multiple of V; interleaved rows: a block start)
+  int row_values = 0;  ///< image values a ring row holds (a multiple of V)
   /// Image values copied per row: row_values, or with a block per tile (D = 16) the
   /// distinct values the overlapping blocks hold.
   int copied_values = 0;
-  int pitch       = 0;   ///< values between image rows (pitch / V odd: ldmatrix rows hit all banks)
-  int ring        = 0;   ///< 1-D/2-D: image rows held; 3-D: planes held
-  int plane_values = 0;  ///< 3-D: one plane of the ring (rows + 2 row_halo rows)
-  int ahead       = 1;   ///< steps whose image is in flight while one computes
-  int stage_pitch = 0;   ///< values between rows of a warp's staged outputs
+  int pitch         = 0;  ///< values between image rows (pitch / V odd: ldmatrix rows hit all banks)
+  int ring          = 0;  ///< 1-D/2-D: image rows held; 3-D: planes held
+  int plane_values  = 0;  ///< 3-D: one plane of the ring (rows + 2 row_halo rows)
+  int ahead         = 1;  ///< steps whose image is in flight while one computes
+  int stage_pitch   = 0;  ///< values between rows of a warp's staged outputs
   /// A step's outputs are staged in the ring (1-D/2-D: in the step's first `rows` rows,
   /// stage_pitch = pitch; 3-D: in the step's first plane where it holds them), which the
   /// step has just finished with and only the next step's request rewrites; else beside it.
   bool stage_in_ring = false;
-  int warp_values = 0;   ///< shared values one warp owns: ring and staging
-  int warps       = 8;   ///< warps per thread block
+  int warp_values    = 0;  ///< shared values one warp owns: ring and staging
+  int warps          = 8;  ///< warps per thread block
   /// Every odd k chunk reads the runs of the chunk before it (rows split by parity, an even
   /// number of chunks): the kernel's software-pipelined loop over pairs of chunks.
   bool paired = false;
@@ -48,7 +48,7 @@ struct RowRunLayout {
   /// runs of the unit before one image row down (boxes), so the kernel's shifted loops load
   /// one B' for two units (row sets of alternate rows). Pairs interleaved 16 apart (a block
   /// per tile) are planned only where this holds.
-  bool shifted = false;
+  bool shifted             = false;
   std::size_t shared_bytes = 0;  ///< per thread block: the warps' buffers, A', metadata, run table
 };
 /// Throws std::logic_error for a plan without runs.

@@ -33,7 +33,6 @@ using Kernel     = void (*)(KernelParams);
 using RunKernel  = void (*)(RowRunParams);
 using WallKernel = void (*)(impl::WallParams);
 
-
 /// The variant holding `held` chunks (a power of two >= the plan's) for `m_blocks`: one
 /// instantiation per entry of gather_variants, nothing else compiled.
 template <Operand P, std::size_t... I>
@@ -84,21 +83,21 @@ struct SparseExecutor::State {
   Plan plan;
   KernelParams params;
   Kernel kernel = nullptr;
-  RowRunParams run_params;      ///< row-run plans
-  RunKernel run_kernel = nullptr;
-  const char* run_loop = "";     ///< the row-run kernel's loop over k chunks, for describe()
-  int held_chunks = 0;
-  int block_threads = impl::threads_per_block;
-  int device      = 0;
-  int element_bytes = 0;
+  RowRunParams run_params;  ///< row-run plans
+  RunKernel run_kernel     = nullptr;
+  const char* run_loop     = "";  ///< the row-run kernel's loop over k chunks, for describe()
+  int held_chunks          = 0;
+  int block_threads        = impl::threads_per_block;
+  int device               = 0;
+  int element_bytes        = 0;
   std::size_t shared_bytes = 0;
-  long grid_blocks = 0;
+  long grid_blocks         = 0;
   std::vector<long> contiguous;  ///< row-major strides of the plan's grid
   impl::WallParams wall_params;  ///< the wall kernel (interior, fixed_rim), where it has work
-  WallKernel wall_kernel = nullptr;
-  long wall_blocks       = 0;
+  WallKernel wall_kernel        = nullptr;
+  long wall_blocks              = 0;
   std::size_t wall_shared_bytes = 0;
-  int wall_threads       = 0;
+  int wall_threads              = 0;
   /// The walls variant of the row-run kernel (2-D, 3-D) stores no point of the band where
   /// the output is aligned: the wall kernel then runs beside it, on its own stream between
   /// two events (its blocks take the SMs the sparse launch's last warps leave).
@@ -134,7 +133,7 @@ namespace {
 /// Segments per column (strip) that finish soonest: waves of streamers (thread blocks or
 /// warps, `resident` at once) times the planes (steps) each streams plus its prologue.
 long best_segments(long columns, long planes, long resident, int prologue) {
-  long best = 1;
+  long best        = 1;
   double best_time = INFINITY;
   for (long s = 1; s <= planes; ++s) {
     const long length = (planes + s - 1) / s;
@@ -183,18 +182,18 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (plan.a.m_blocks != 1) fail("SparseExecutor", "row-run plans have 16-output tiles (one block of A' rows)");
   const RowRunLayout l = row_run_layout(plan);
   RowRunParams& p      = s.run_params;
-  const int step_rows = op == Operand::tf32 ? impl::step_rows_of<Operand::tf32> : impl::step_rows_of<Operand::f16>;
+  const int step_rows  = op == Operand::tf32 ? impl::step_rows_of<Operand::tf32> : impl::step_rows_of<Operand::f16>;
   if (l.width != strip_width || l.rows != step_rows) {
-    fail("SparseExecutor", "row-run steps are ", step_rows, " x ", strip_width,
-         " outputs, the plan's layout has ", l.rows, " x ", l.width);
+    fail("SparseExecutor", "row-run steps are ", step_rows, " x ", strip_width, " outputs, the plan's layout has ",
+         l.rows, " x ", l.width);
   }
   const auto extent = padded(plan.grid, 1L);
   const auto radius = padded(plan.radius, 0);
   for (int a = 0; a < 3; ++a) p.extent[a] = extent[a], p.radius[a] = radius[a];
-  p.boundary     = plan.boundary == Boundary::periodic ? 0 : plan.boundary == Boundary::interior ? 1 : 2;
-  p.row_halo     = l.row_halo;
-  p.plane_halo   = l.plane_halo;
-  p.lead         = l.lead;
+  p.boundary   = plan.boundary == Boundary::periodic ? 0 : plan.boundary == Boundary::interior ? 1 : 2;
+  p.row_halo   = l.row_halo;
+  p.plane_halo = l.plane_halo;
+  p.lead       = l.lead;
   if (plan.interleave != 0 && plan.interleave != 4 && plan.interleave != 8 && plan.interleave != 16) {
     fail("SparseExecutor", "image rows interleave pairs 4, 8 or 16 values apart, not ", plan.interleave);
   }
@@ -202,22 +201,22 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (plan.interleave == 16 && !(D == 2 && l.shifted && !l.paired)) {
     fail("SparseExecutor", "a block per tile (pairs interleaved 16 apart) is for 2-D plans whose rows shift");
   }
-  p.interleave   = plan.interleave;
+  p.interleave = plan.interleave;
   // A tile's runs in the ring row: 16 values on per group of 8 tiles, 32 where every tile
   // has a block of its own (D = 16).
-  p.group_bytes  = (plan.interleave > 8 ? 2 * plan.interleave : 16) * s.element_bytes;
-  p.chunks       = l.row_values / l.vector;
-  p.copy_chunks  = l.copied_values / l.vector;
-  p.pitch        = l.pitch;
-  p.ring         = l.ring;
-  p.plane_values = l.plane_values;
-  p.ahead        = l.ahead;
-  p.stage_pitch  = l.stage_pitch;
+  p.group_bytes   = (plan.interleave > 8 ? 2 * plan.interleave : 16) * s.element_bytes;
+  p.chunks        = l.row_values / l.vector;
+  p.copy_chunks   = l.copied_values / l.vector;
+  p.pitch         = l.pitch;
+  p.ring          = l.ring;
+  p.plane_values  = l.plane_values;
+  p.ahead         = l.ahead;
+  p.stage_pitch   = l.stage_pitch;
   p.stage_in_ring = l.stage_in_ring;
-  p.warp_values  = l.warp_values;
-  p.warps        = l.warps;
-  p.k_chunks     = plan.a.k_chunks;
-  p.runs         = static_cast<int>(plan.runs.size());
+  p.warp_values   = l.warp_values;
+  p.warps         = l.warps;
+  p.k_chunks      = plan.a.k_chunks;
+  p.runs          = static_cast<int>(plan.runs.size());
   if (p.copy_chunks > 32 || p.chunks > 32) {
     fail("SparseExecutor", "image rows of ", l.row_values, " values are too long for a warp");
   }
@@ -247,7 +246,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
     p.steps    = (extent[1] + step_rows - 1) / step_rows;
   } else {
     p.strips_x = p.strips = 1;
-    p.steps = ((extent[2] + strip_width - 1) / strip_width + step_rows - 1) / step_rows;
+    p.steps               = ((extent[2] + strip_width - 1) / strip_width + step_rows - 1) / step_rows;
   }
   if (step_rows * p.steps + 64 > INT32_MAX) fail("SparseExecutor", "too many rows along axis 0");
   if (D > 1 && extent[2] + 2 * strip_width > INT32_MAX) fail("SparseExecutor", "rows too long along the last axis");
@@ -271,7 +270,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
       for (std::size_t i = 4 * c; i < 4 * c + 4; ++i) words[i] |= 1u << 31;
     }
   }
-  p.paired = l.paired;
+  p.paired     = l.paired;
   p.a_values   = s.keep(upload(plan.a.values));
   p.a_metadata = s.keep(upload(plan.a.metadata));
   p.run_words  = s.keep(upload(words));
@@ -280,9 +279,9 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (plan.interleave != 0 && (op == Operand::tf32 || loop == RowLoop::shifted_pairs)) {
     fail("SparseExecutor", "interleaved image rows are for 16-bit values and unpaired chunks");
   }
-  s.walls_variant    = plan.boundary != Boundary::periodic && D > 1;
-  s.run_kernel       = row_run_variant(op, D, loop, s.walls_variant);
-  s.run_loop         = row_loop_name(loop, l.paired);
+  s.walls_variant  = plan.boundary != Boundary::periodic && D > 1;
+  s.run_kernel     = row_run_variant(op, D, loop, s.walls_variant);
+  s.run_loop       = row_loop_name(loop, l.paired);
   s.shared_bytes   = l.shared_bytes;
   s.block_threads  = 32 * l.warps;
   int shared_limit = 0;
@@ -293,8 +292,7 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   }
   // The device's limit, not this plan's need: the attribute is the function's, and a
   // smaller one set by a later executor would refuse this one's launches.
-  SPARSTENCIL_GPU_CHECK(
-      cudaFuncSetAttribute(s.run_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_limit));
+  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(s.run_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_limit));
   int per_sm = 0;
   SPARSTENCIL_GPU_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s.run_kernel, s.block_threads, s.shared_bytes));
@@ -313,11 +311,13 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
   State& s     = *m_state;
   s.plan       = plan;
   s.contiguous = contiguous_strides(plan.grid);
-  if (plan.backend != "cuda_sptc") fail("SparseExecutor", "the plan is for the ", plan.backend, " backend, not cuda_sptc");
+  if (plan.backend != "cuda_sptc")
+    fail("SparseExecutor", "the plan is for the ", plan.backend, " backend, not cuda_sptc");
   if (!has_sparse_operands(plan.precision)) {
     fail("SparseExecutor", "precision ", to_string(plan.precision), " has no sparse tensor-core form");
   }
-  if (plan.float_grids) fail("SparseExecutor", "the plan reads float grids: the sparse executor reads grids of its operand format");
+  if (plan.float_grids)
+    fail("SparseExecutor", "the plan reads float grids: the sparse executor reads grids of its operand format");
   const int D = plan.dims();
   if (D < 1 || D > 3) fail("SparseExecutor", "the plan is ", D, "-D; 1-D to 3-D are supported");
 
@@ -326,8 +326,8 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
   SPARSTENCIL_GPU_CHECK(cudaGetDevice(&s.device));
   const DeviceInfo info = device_info(s.device);
   if (!has_sparse_tensor_cores(info)) {
-    fail("SparseExecutor", "device ", s.device, " (", info.name, ", compute capability ", info.major, ".",
-         info.minor, ") has no sparse tensor cores: compute capability 8.0 or newer is needed");
+    fail("SparseExecutor", "device ", s.device, " (", info.name, ", compute capability ", info.major, ".", info.minor,
+         ") has no sparse tensor cores: compute capability 8.0 or newer is needed");
   }
 
   const Operand op = plan.precision == Precision::f16    ? Operand::f16
@@ -359,31 +359,31 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
   SPARSTENCIL_ASSERT(s.kernel != nullptr);
 
   // Geometry, padded to 3-D.
-  KernelParams& p = s.params;
+  KernelParams& p   = s.params;
   const auto extent = padded(plan.grid, 1L);
   const auto tile = padded(plan.tile, 1), tpb = padded(plan.tiles_per_block, 1);
   const auto lead = padded(plan.shared_lead, 0), image_extent = padded(plan.shared_extent, 1);
   const auto image_stride = padded(plan.shared_strides(), 0);
-  const auto radius = padded(plan.radius, 0);
+  const auto radius       = padded(plan.radius, 0);
   for (int a = 0; a < 3; ++a) {
-    p.extent[a]          = extent[a];
-    p.span[a]            = tile[a] * tpb[a];
-    p.lead[a]            = lead[a];
-    p.image_extent[a]    = image_extent[a];
-    p.image_stride[a]    = image_stride[a];
-    p.radius[a]          = radius[a];
-    p.blocks[a]          = static_cast<int>((extent[a] + p.span[a] - 1) / p.span[a]);
+    p.extent[a]       = extent[a];
+    p.span[a]         = tile[a] * tpb[a];
+    p.lead[a]         = lead[a];
+    p.image_extent[a] = image_extent[a];
+    p.image_stride[a] = image_stride[a];
+    p.radius[a]       = radius[a];
+    p.blocks[a]       = static_cast<int>((extent[a] + p.span[a] - 1) / p.span[a]);
   }
   // Rows of the image start 16-byte aligned (the planner pads the pitch to 8 elements).
-  const long image_rows = static_cast<long>(image_extent[0]) * image_extent[1];
+  const long image_rows     = static_cast<long>(image_extent[0]) * image_extent[1];
   const long image_elements = round_up(D == 1 ? image_extent[2] : image_rows * plan.shared_pitch, 8);
   const long stage_elements = round_up(static_cast<long>(p.span[0]) * p.span[1] * p.span[2], 8);
-  p.image_elements = static_cast<int>(image_elements);
+  p.image_elements          = static_cast<int>(image_elements);
   if (image_elements >= 65536) {
     fail("SparseExecutor", "the shared-memory image of a block (", image_elements,
          " elements) exceeds the 16-bit gather offsets; plan a smaller block");
   }
-  s.shared_bytes = static_cast<std::size_t>(2 * image_elements + stage_elements) * s.element_bytes;
+  s.shared_bytes   = static_cast<std::size_t>(2 * image_elements + stage_elements) * s.element_bytes;
   int shared_limit = 0;
   SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
   if (s.shared_bytes > static_cast<std::size_t>(shared_limit)) {
@@ -401,16 +401,16 @@ SparseExecutor::SparseExecutor(const Plan& plan) : m_state(std::make_unique<Stat
   p.blocks_per_cta = static_cast<int>(std::clamp<long>(columns * along / target_ctas, 1, 16));
   s.grid_blocks    = columns * ((along + p.blocks_per_cta - 1) / p.blocks_per_cta);
   if (s.grid_blocks > INT32_MAX) fail("SparseExecutor", "the grid needs too many thread blocks");
-  p.boundary = plan.boundary == Boundary::periodic ? 0 : plan.boundary == Boundary::interior ? 1 : 2;
-  p.groups   = tpb[0] * tpb[1] * tpb[2] / 8;
-  p.k_chunks = k_chunks;
+  p.boundary       = plan.boundary == Boundary::periodic ? 0 : plan.boundary == Boundary::interior ? 1 : 2;
+  p.groups         = tpb[0] * tpb[1] * tpb[2] / 8;
+  p.k_chunks       = k_chunks;
   p.metadata_pairs = (k_chunks + 1) / 2;
 
   // Tables.
   const int K = plan.mma.k;
   if (static_cast<int>(plan.gather.size()) != k_chunks * K) fail("SparseExecutor", "gather table size mismatch");
   int largest_gather = 0;
-  auto offset = [&](int k) {
+  auto offset        = [&](int k) {
     const int g    = plan.gather[k];
     largest_gather = std::max(largest_gather, g);
     return static_cast<std::uint32_t>(g < 0 ? 0 : g);  // zero columns: A' is 0 there, any finite B does
@@ -492,16 +492,16 @@ void SparseExecutor::State::set_up_walls(Operand op) {
   w.boxes     = keep(upload(boxes));
   wall_blocks = static_cast<long>(bands.boxes.size());
   if (wall_blocks > INT32_MAX) fail("SparseExecutor", "the wall bands need too many thread blocks");
-  wall_kernel = op == Operand::f16    ? impl::wall_kernel<Operand::f16>
-                : op == Operand::bf16 ? impl::wall_kernel<Operand::bf16>
-                                      : impl::wall_kernel<Operand::tf32>;
+  wall_kernel       = op == Operand::f16    ? impl::wall_kernel<Operand::f16>
+                      : op == Operand::bf16 ? impl::wall_kernel<Operand::bf16>
+                                            : impl::wall_kernel<Operand::tf32>;
   wall_shared_bytes = bands.shared_bytes;
   wall_threads      = wall_block_threads(bands.largest_region);
   int shared_limit  = 0;
   SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (wall_shared_bytes > static_cast<std::size_t>(shared_limit)) {
-    fail("SparseExecutor", "the wall kernel's blocks need ", wall_shared_bytes, " bytes of shared memory, the device allows ",
-         shared_limit);
+    fail("SparseExecutor", "the wall kernel's blocks need ", wall_shared_bytes,
+         " bytes of shared memory, the device allows ", shared_limit);
   }
   SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(wall_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_limit));
   SPARSTENCIL_GPU_CHECK(cudaStreamCreateWithFlags(&wall_stream, cudaStreamNonBlocking));
@@ -526,8 +526,8 @@ void SparseExecutor::State::launch_with_walls(const void* in, const long* in_str
   const int D        = plan.dims();
   const auto is = padded(in_strides, D, 0L), os = padded(out_strides, D, 0L);
   for (int a = 0; a < 3; ++a) w.in_stride[a] = is[a], w.out_stride[a] = os[a];
-  wall_kernel<<<static_cast<unsigned>(wall_blocks), wall_threads, wall_shared_bytes,
-                beside ? wall_stream : stream>>>(w);
+  wall_kernel<<<static_cast<unsigned>(wall_blocks), wall_threads, wall_shared_bytes, beside ? wall_stream : stream>>>(
+      w);
   SPARSTENCIL_GPU_CHECK_LAUNCH();
   if (beside) {
     SPARSTENCIL_GPU_CHECK(cudaEventRecord(wall_join, wall_stream));
@@ -535,8 +535,8 @@ void SparseExecutor::State::launch_with_walls(const void* in, const long* in_str
   }
 }
 
-SparseExecutor::~SparseExecutor()                                = default;
-SparseExecutor::SparseExecutor(SparseExecutor&&) noexcept        = default;
+SparseExecutor::~SparseExecutor()                                    = default;
+SparseExecutor::SparseExecutor(SparseExecutor&&) noexcept            = default;
 SparseExecutor& SparseExecutor::operator=(SparseExecutor&&) noexcept = default;
 
 const Plan& SparseExecutor::plan() const { return m_state->plan; }
@@ -547,13 +547,13 @@ std::string SparseExecutor::describe() const {
   if (s.run_kernel != nullptr) {
     const RowRunParams& p = s.run_params;
     out << to_string(s.plan.precision) << " row runs" << (s.plan.interleave != 0 ? " (interleaved)" : "") << ", "
-        << p.k_chunks << " chunks, " << s.run_loop << ", " << s.grid_blocks << " blocks x "
-        << s.block_threads << ", " << p.segment << " steps a warp, " << s.shared_bytes << " B shared";
+        << p.k_chunks << " chunks, " << s.run_loop << ", " << s.grid_blocks << " blocks x " << s.block_threads << ", "
+        << p.segment << " steps a warp, " << s.shared_bytes << " B shared";
     return out.str();
   }
-  out << to_string(s.plan.precision) << " MB=" << s.plan.a.m_blocks << " KC=" << s.held_chunks << ", "
-      << s.grid_blocks << " blocks x " << impl::threads_per_block << ", " << s.params.blocks_per_cta
-      << " tile blocks each, " << s.shared_bytes << " B shared";
+  out << to_string(s.plan.precision) << " MB=" << s.plan.a.m_blocks << " KC=" << s.held_chunks << ", " << s.grid_blocks
+      << " blocks x " << impl::threads_per_block << ", " << s.params.blocks_per_cta << " tile blocks each, "
+      << s.shared_bytes << " B shared";
   return out.str();
 }
 
@@ -606,10 +606,10 @@ void SparseExecutor::apply(const void* in, const long* in_strides, void* out, co
     // apart); input rows of whole 16-byte units: its copy-only fill path. Elsewhere it
     // checks chunk by chunk.
     const int vector = 16 / s.element_bytes;
-    p.out_aligned    = reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && os[2] == 1 && os[1] % vector == 0 &&
-                    os[0] % vector == 0;
-    p.in_aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && is[2] == 1 && is[1] % vector == 0 &&
-                   is[0] % vector == 0;
+    p.out_aligned =
+        reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && os[2] == 1 && os[1] % vector == 0 && os[0] % vector == 0;
+    p.in_aligned =
+        reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && is[2] == 1 && is[1] % vector == 0 && is[0] % vector == 0;
     s.launch_with_walls(in, in_strides, out, out_strides, stream, s.walls_variant && p.out_aligned, [&] {
       s.run_kernel<<<static_cast<unsigned>(s.grid_blocks), s.block_threads, s.shared_bytes, stream>>>(p);
       SPARSTENCIL_GPU_CHECK_LAUNCH();

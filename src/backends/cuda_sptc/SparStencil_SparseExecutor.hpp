@@ -37,8 +37,8 @@ class SparseExecutor {
   /// have the plan's extents; strides are in elements, one per axis. Throws for a
   /// null pointer, a stride count other than the plan's dimension, non-positive strides,
   /// overlapping in and out, or a failed launch.
-  void apply(const void* in, const std::vector<long>& in_strides, void* out,
-             const std::vector<long>& out_strides, cudaStream_t stream = nullptr) const;
+  void apply(const void* in, const std::vector<long>& in_strides, void* out, const std::vector<long>& out_strides,
+             cudaStream_t stream = nullptr) const;
   /// The same with the plan's dimension of strides per grid in arrays (no allocation:
   /// the form for time loops).
   void apply(const void* in, const long* in_strides, void* out, const long* out_strides,

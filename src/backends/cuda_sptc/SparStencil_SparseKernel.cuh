@@ -35,31 +35,31 @@ constexpr int warps_per_block   = threads_per_block / 32;
 struct KernelParams {
   const void* in = nullptr;
   void* out      = nullptr;
-  long extent[3]{};      ///< grid, padded to 3-D
-  long in_stride[3]{};   ///< elements
+  long extent[3]{};     ///< grid, padded to 3-D
+  long in_stride[3]{};  ///< elements
   long out_stride[3]{};
-  int span[3]{};         ///< outputs of a block per axis
-  int lead[3]{};         ///< image points before the block origin
+  int span[3]{};  ///< outputs of a block per axis
+  int lead[3]{};  ///< image points before the block origin
   int image_extent[3]{};
   int image_stride[3]{};
-  int image_elements = 0;  ///< one image buffer
-  int radius[3]{};         ///< of the (fused) stencil: the rim of the boundary contract
-  int blocks[3]{};         ///< blocks of tiles per axis
-  int stream_axis       = 0;  ///< the padded index of the grid's axis 0
-  int blocks_per_cta    = 1;  ///< consecutive blocks along stream_axis
-  int cross_ctas        = 1;  ///< product of blocks over the axes after stream_axis
-  int boundary          = 0;  ///< 0 periodic, 1 interior, 2 fixed_rim
-  int groups            = 0;  ///< groups of 8 tiles in a block
-  int k_chunks          = 0;
-  int metadata_pairs    = 0;  ///< (k_chunks + 1) / 2
+  int image_elements = 0;               ///< one image buffer
+  int radius[3]{};                      ///< of the (fused) stencil: the rim of the boundary contract
+  int blocks[3]{};                      ///< blocks of tiles per axis
+  int stream_axis                 = 0;  ///< the padded index of the grid's axis 0
+  int blocks_per_cta              = 1;  ///< consecutive blocks along stream_axis
+  int cross_ctas                  = 1;  ///< product of blocks over the axes after stream_axis
+  int boundary                    = 0;  ///< 0 periodic, 1 interior, 2 fixed_rim
+  int groups                      = 0;  ///< groups of 8 tiles in a block
+  int k_chunks                    = 0;
+  int metadata_pairs              = 0;        ///< (k_chunks + 1) / 2
   const std::uint32_t* a_values   = nullptr;  ///< [mb][kc][lane][4]
   const std::uint32_t* a_metadata = nullptr;  ///< [mb][kc/2][lane]
   /// Per k chunk and t = lane % 4, the lane's B offsets from the tile origin, two 16-bit
   /// offsets a word: f16/bf16 4 words (rows 2t+8i, 2t+8i+1), tf32 2 words (rows t+4i).
-  const std::uint32_t* b_offsets  = nullptr;
-  const int* tile_offsets         = nullptr;  ///< image offset of each tile of a block
-  const int* stage_tile_offsets   = nullptr;  ///< staging offset of each tile
-  const int* stage_row_offsets    = nullptr;  ///< staging offset of each row of A' (-1: padding)
+  const std::uint32_t* b_offsets = nullptr;
+  const int* tile_offsets        = nullptr;  ///< image offset of each tile of a block
+  const int* stage_tile_offsets  = nullptr;  ///< staging offset of each tile
+  const int* stage_row_offsets   = nullptr;  ///< staging offset of each row of A' (-1: padding)
 };
 
 // ---- tensor-core instructions ----
@@ -193,7 +193,7 @@ __device__ __forceinline__ const storage_t<P>* grid_row(const Params& p, long g0
 /// zeros), its values from axis-2 coordinate `first` on. Lanes take chunks.
 template <Operand P, class Params>
 __device__ void fill_row(const Params& p, storage_t<P>* dst_row, long g0, long g1, long first, int chunks) {
-  constexpr int V = 16 / sizeof(storage_t<P>);
+  constexpr int V         = 16 / sizeof(storage_t<P>);
   const storage_t<P>* row = grid_row<P>(p, g0, g1);
   for (int c = threadIdx.x & 31; c < chunks; c += 32) fill_chunk<P>(p, dst_row + c * V, row, first + c * V);
 }
@@ -213,8 +213,8 @@ __device__ __forceinline__ void store_run(const Params& p, const storage_t<P>* s
   if (p.boundary == 1 && !row_interior) return;
   T* target       = static_cast<T*>(p.out) + x0 * p.out_stride[0] + x1 * p.out_stride[1] + x2 * p.out_stride[2];
   const T* in_row = static_cast<const T*>(p.in) + x0 * p.in_stride[0] + x1 * p.in_stride[1];
-  const long lo = p.boundary == 0 ? 0 : p.radius[2];  // written range along the fastest axis
-  const long hi = p.boundary == 0 ? p.extent[2] : p.extent[2] - p.radius[2];
+  const long lo   = p.boundary == 0 ? 0 : p.radius[2];  // written range along the fastest axis
+  const long hi   = p.boundary == 0 ? p.extent[2] : p.extent[2] - p.radius[2];
   if (p.out_stride[2] == 1 && (row_interior || p.boundary == 0) && count == V && x2 >= lo && x2 + V <= hi &&
       ((reinterpret_cast<std::uintptr_t>(target) | reinterpret_cast<std::uintptr_t>(staged)) & 15u) == 0) {
     *reinterpret_cast<uint4*>(target) = *reinterpret_cast<const uint4*>(staged);
@@ -246,9 +246,9 @@ __device__ void store_row(const Params& p, const storage_t<P>* staged_row, long 
 /// the row's 16-byte chunks: no division per element.
 template <Operand P>
 __device__ void fill_image(const KernelParams& p, const long (&origin)[3], storage_t<P>* image) {
-  constexpr int V  = 16 / sizeof(storage_t<P>);  // elements of one 16-byte copy
-  const int warp   = threadIdx.x >> 5;
-  const int rows   = p.image_extent[0] * p.image_extent[1];
+  constexpr int V = 16 / sizeof(storage_t<P>);  // elements of one 16-byte copy
+  const int warp  = threadIdx.x >> 5;
+  const int rows  = p.image_extent[0] * p.image_extent[1];
   for (int row = warp; row < rows; row += warps_per_block) {
     const int l0 = row / p.image_extent[1];
     const int l1 = row - l0 * p.image_extent[1];
@@ -260,8 +260,8 @@ __device__ void fill_image(const KernelParams& p, const long (&origin)[3], stora
 /// Phase 2 for one group of 8 tiles: B gathered from the image, MMAs over the k chunks,
 /// results into the staging buffer. A is in registers (KC = chunks held, a multiple of 2).
 template <Operand P, int MB, int KC>
-__device__ __forceinline__ void multiply_group(const KernelParams& p, const storage_t<P>* image,
-                                               storage_t<P>* stage, int group, const std::uint32_t (&a)[MB][KC][4],
+__device__ __forceinline__ void multiply_group(const KernelParams& p, const storage_t<P>* image, storage_t<P>* stage,
+                                               int group, const std::uint32_t (&a)[MB][KC][4],
                                                const std::uint32_t (&e)[MB][KC / 2]) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   constexpr unsigned bytes = sizeof(storage_t<P>);
@@ -276,12 +276,12 @@ __device__ __forceinline__ void multiply_group(const KernelParams& p, const stor
       std::uint32_t b[4];
       if constexpr (P == Operand::tf32) {
         const uint2 off = __ldg(reinterpret_cast<const uint2*>(p.b_offsets) + kc * 4 + t);
-        b[0] = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.x & 0xFFFFu)));
-        b[1] = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.x >> 16)));
-        b[2] = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.y & 0xFFFFu)));
-        b[3] = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.y >> 16)));
+        b[0]            = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.x & 0xFFFFu)));
+        b[1]            = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.x >> 16)));
+        b[2]            = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.y & 0xFFFFu)));
+        b[3]            = gpu::tf32_bits(ld_shared_f32(tile_image + bytes * (off.y >> 16)));
       } else {
-        const uint4 off      = __ldg(reinterpret_cast<const uint4*>(p.b_offsets) + kc * 4 + t);
+        const uint4 off          = __ldg(reinterpret_cast<const uint4*>(p.b_offsets) + kc * 4 + t);
         const std::uint32_t w[4] = {off.x, off.y, off.z, off.w};
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
@@ -325,8 +325,7 @@ __device__ void store_block(const KernelParams& p, const long (&origin)[3], cons
   const int rows = p.span[0] * p.span[1];
   for (int row = warp; row < rows; row += warps_per_block) {
     const int q0 = row / p.span[1];
-    store_row<P>(p, stage + row * p.span[2], origin[0] + q0, origin[1] + (row - q0 * p.span[1]), origin[2],
-                 p.span[2]);
+    store_row<P>(p, stage + row * p.span[2], origin[0] + q0, origin[1] + (row - q0 * p.span[1]), origin[2], p.span[2]);
   }
 }
 
@@ -369,7 +368,7 @@ __global__ void __launch_bounds__(threads_per_block) sparse_stencil_kernel(const
   }
   const long first = static_cast<long>(blockIdx.x / p.cross_ctas) * p.blocks_per_cta;
   const long count = min(static_cast<long>(p.blocks_per_cta), p.blocks[s] - first);
-  auto origin_of   = [&](long i, long (&origin)[3]) {
+  auto origin_of   = [&](long i, long(&origin)[3]) {
     for (int axis = 0; axis < 3; ++axis) origin[axis] = block[axis] * p.span[axis];
     origin[s] = (first + i) * p.span[s];
   };

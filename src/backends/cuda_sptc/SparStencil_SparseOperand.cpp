@@ -8,7 +8,6 @@
 
 namespace sparstencil::cuda_sptc {
 
-
 // Packed operand layout (PTX ISA, mma.sp with ::ordered_metadata; checked on the H100,
 // see the project's PTX notes). lane = 4 g + t, g = lane / 4, t = lane % 4.
 //
@@ -30,7 +29,8 @@ namespace {
 constexpr int lanes = 32;
 
 std::uint16_t half_bits(Precision p, double v) {
-  return p == Precision::bf16 ? sparstencil::impl::bf16_bits(static_cast<float>(v)) : sparstencil::impl::f16_bits(static_cast<float>(v));
+  return p == Precision::bf16 ? sparstencil::impl::bf16_bits(static_cast<float>(v))
+                              : sparstencil::impl::f16_bits(static_cast<float>(v));
 }
 double half_value(Precision p, std::uint16_t bits) {
   return p == Precision::bf16 ? sparstencil::impl::bf16_value(bits) : sparstencil::impl::f16_value(bits);
@@ -68,10 +68,7 @@ FragmentSlot slot(int r, int c, int kc) {
 
 }  // namespace
 
-
-bool has_sparse_operands(Precision p) {
-  return p == Precision::f16 || p == Precision::bf16 || p == Precision::tf32;
-}
+bool has_sparse_operands(Precision p) { return p == Precision::f16 || p == Precision::bf16 || p == Precision::tf32; }
 
 MmaShape mma_shape(Precision p) { return {16, 8, p == Precision::tf32 ? 16 : 32}; }
 
@@ -92,8 +89,8 @@ PackedA pack_operand(const KernelMatrix& a, const ColumnOrder& order, Precision 
     throw std::logic_error("pack_operand: K = " + std::to_string(k_total) + " is not a multiple of " +
                            std::to_string(mma.k));
   }
-  const bool tf32  = precision == Precision::tf32;
-  const int group  = tf32 ? 2 : 4;  // columns per metadata nibble
+  const bool tf32 = precision == Precision::tf32;
+  const int group = tf32 ? 2 : 4;  // columns per metadata nibble
   PackedA p;
   p.m_blocks = (a.rows + 15) / 16;
   p.k_chunks = k_total / mma.k;
@@ -123,7 +120,7 @@ PackedA pack_operand(const KernelMatrix& a, const ColumnOrder& order, Precision 
             if (found.size() > 2) throw std::logic_error("pack_operand: a group of four is not 2:4");
             const auto [i0, i1] = group_positions(found);
             nibble              = static_cast<std::uint32_t>(i0 | (i1 << 2));
-            word = half_bits(precision, value_at(row, k0 + i0)) |
+            word                = half_bits(precision, value_at(row, k0 + i0)) |
                    (static_cast<std::uint32_t>(half_bits(precision, value_at(row, k0 + i1))) << 16);
           }
           p.values[value_index(p, mb, kc, s.value_lane, s.reg)] = word;

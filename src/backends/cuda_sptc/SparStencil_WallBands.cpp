@@ -42,7 +42,7 @@ std::optional<std::array<long, 3>> block_extents(const std::array<long, 3>& box,
 struct Geometry {
   std::array<long, 3> n{};
   std::array<int, 3> radius{};
-  int steps = 1;
+  int steps         = 1;
   std::size_t terms = 0;
 };
 

@@ -24,14 +24,14 @@ struct WallBox {
 
 struct WallBands {
   std::vector<WallBox> boxes;    ///< empty: no wall kernel (periodic), or not kept
-  long blocks         = 0;      ///< the wall kernel's blocks (boxes' count where kept)
+  long blocks = 0;               ///< the wall kernel's blocks (boxes' count where kept)
   std::array<long, 3> low{};     ///< the band's width at the low end of each axis (padded)
   std::array<long, 3> high{};    ///< ... and at the high end
   std::array<int, 3> radius{};   ///< one step's r_a (padded)
-  int steps           = 1;      ///< t
-  long region_points  = 0;      ///< all blocks' regions (the points each of the t steps visits at most)
-  long largest_region = 0;      ///< one block's, for its shared memory
-  std::size_t shared_bytes = 0; ///< of the block with the largest region: two float buffers, the terms
+  int steps                = 1;  ///< t
+  long region_points       = 0;  ///< all blocks' regions (the points each of the t steps visits at most)
+  long largest_region      = 0;  ///< one block's, for its shared memory
+  std::size_t shared_bytes = 0;  ///< of the block with the largest region: two float buffers, the terms
 };
 
 /// Most threads a wall block has (the kernel's launch bounds).

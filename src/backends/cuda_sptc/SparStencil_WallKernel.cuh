@@ -23,12 +23,12 @@ struct WallParams {
   long in_stride[3]{};
   long out_stride[3]{};
   int radius[3]{};  ///< one step's (the rim)
-  int steps    = 1;
-  int boundary = 2;  ///< 1 interior, 2 fixed_rim
-  int terms    = 0;
-  const int* offsets    = nullptr;  ///< 3 a term, one step's stencil
-  const float* weights  = nullptr;  ///< rounded to the operand format
-  const long* boxes     = nullptr;  ///< 6 a block: lo[3], hi[3]
+  int steps            = 1;
+  int boundary         = 2;  ///< 1 interior, 2 fixed_rim
+  int terms            = 0;
+  const int* offsets   = nullptr;  ///< 3 a term, one step's stencil
+  const float* weights = nullptr;  ///< rounded to the operand format
+  const long* boxes    = nullptr;  ///< 6 a block: lo[3], hi[3]
 };
 
 template <Operand P>
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(wall_max_block_threads, P == Operand::tf32 ? 4
     return static_cast<unsigned>(z - rim_lo[0]) >= rim_n[0] || static_cast<unsigned>(y - rim_lo[1]) >= rim_n[1] ||
            static_cast<unsigned>(x - rim_lo[2]) >= rim_n[2];
   };
-  auto in_at  = [&](int z, int y, int x) {
+  auto in_at = [&](int z, int y, int x) {
     return in + (from[0] + z) * p.in_stride[0] + (from[1] + y) * p.in_stride[1] + (from[2] + x) * p.in_stride[2];
   };
   auto out_at = [&](int z, int y, int x) {
@@ -102,13 +102,13 @@ __global__ void __launch_bounds__(wall_max_block_threads, P == Operand::tf32 ? 4
   // Calls f(z, y, x, at) for the points of [l, h) (local; at = local(z, y, x)), the
   // block's threads taking them in turn: a thread's point steps on by the block's size,
   // carried along the axes (no division a point; small_quotient a box).
-  auto for_each = [&](const int (&l)[3], const int (&h)[3], auto&& f) {
+  auto for_each = [&](const int(&l)[3], const int(&h)[3], auto&& f) {
     const int nz = h[0] - l[0], ny = h[1] - l[1], nx = h[2] - l[2];
     if (nz <= 0 || ny <= 0 || nx <= 0) return;
     const int size = blockDim.x, rows = small_quotient(size, nx), row = small_quotient(threadIdx.x, nx);
     const int step_x = size - rows * nx, step_z = small_quotient(rows, ny), step_y = rows - step_z * ny;
     int z = small_quotient(row, ny), y = row - z * ny, x = threadIdx.x - row * nx;
-    int at = local(l[0] + z, l[1] + y, l[2] + x);
+    int at            = local(l[0] + z, l[1] + y, l[2] + x);
     const int step_at = (step_z * e[1] + step_y) * e[2] + step_x;
     const int carry_x = e[2] - nx, carry_y = (e[1] - ny) * e[2];  // at's change where x, y wrap
     while (z < nz) {
@@ -120,9 +120,9 @@ __global__ void __launch_bounds__(wall_max_block_threads, P == Operand::tf32 ? 4
   };
 
   extern __shared__ __align__(16) float wall_shared[];
-  float* src    = wall_shared;
-  float* dst    = wall_shared + points;
-  WallTerm* terms = reinterpret_cast<WallTerm*>(wall_shared + 2 * points);
+  float* src                      = wall_shared;
+  float* dst                      = wall_shared + points;
+  WallTerm* terms                 = reinterpret_cast<WallTerm*>(wall_shared + 2 * points);
   const WallTerm* const terms_end = terms + p.terms;
   for (int k = threadIdx.x; k < p.terms; k += blockDim.x) {
     const int* o = p.offsets + 3 * k;
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(wall_max_block_threads, P == Operand::tf32 ? 4
         return;
       }
       const char* point = reinterpret_cast<const char*>(src + at);
-      auto add = [&](float sum, const WallTerm& term) {
+      auto add          = [&](float sum, const WallTerm& term) {
         return fmaf(term.weight, operand_of<P>(*reinterpret_cast<const float*>(point + term.at)), sum);
       };
       // Terms in order, two an iteration and the odd one last (no remainder loop).

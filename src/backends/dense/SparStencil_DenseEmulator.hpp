@@ -26,7 +26,7 @@ template <class L, class Acc>
 void multiply(const std::vector<std::array<double, L::a_values>>& a,
               const std::vector<std::array<double, L::b_values>>& b, std::vector<std::array<Acc, L::c_values>>& c) {
   double A[L::m][L::k] = {}, B[L::k][L::n] = {};
-  Acc C[L::m][L::n]    = {};
+  Acc C[L::m][L::n] = {};
   for (int lane = 0; lane < L::lanes; ++lane) {
     for (int i = 0; i < L::a_values; ++i) A[L::a(lane, i).row][L::a(lane, i).col] = a[lane][i];
     for (int i = 0; i < L::b_values; ++i) B[L::b(lane, i).row][L::b(lane, i).col] = b[lane][i];
@@ -42,13 +42,13 @@ void multiply(const std::vector<std::array<double, L::a_values>>& a,
 template <class L, class Acc, int D>
 void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
   const DenseArgs<D> g = dense_args<D>(plan);
-  constexpr int parts = part_count<L>();
+  constexpr int parts  = part_count<L>();
   // The kernel's operand tables: A' in fragment order, or (image_as_a) the parts' tables.
   std::vector<double> a;
   PartTables parted;
   if constexpr (image_as_a<L>) parted = part_tables<L>(plan);
   else a = a_fragments<L>(a_row_major(plan), g.K);
-  const std::vector<int> runs = run_offsets(plan);
+  const std::vector<int> runs          = run_offsets(plan);
   const std::vector<int>& tile_offsets = plan.tile_offsets;
   std::vector<double> image(static_cast<std::size_t>(g.image_values));
   long block_count = 1;
@@ -66,7 +66,8 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
       const ImageRow r = image_row(g, origin, row);
       for (int x = 0; x < g.shared_extent[D - 1]; ++x) {
         const long at = image_coordinate(g, origin, D - 1, x);
-        if (r.inside && at >= 0) image[r.offset + x] = impl::operand_value(plan.precision, in.values[r.in_index + at * g.in_stride[D - 1]]);
+        if (r.inside && at >= 0)
+          image[r.offset + x] = impl::operand_value(plan.precision, in.values[r.in_index + at * g.in_stride[D - 1]]);
       }
     }
     // Every wave's unit: its groups, each part of A's rows, over the k chunks.
@@ -80,7 +81,8 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
             for (int lane = 0; lane < L::lanes; ++lane) {
               for (int i = 0; i < L::a_values; ++i) {
                 const Element e = L::a(lane, i);
-                a_lanes[lane][i] = image[tile_offsets[group_tile<L>(g, group, e.row)] + parted.offsets[chunk * L::k + e.col]];
+                a_lanes[lane][i] =
+                    image[tile_offsets[group_tile<L>(g, group, e.row)] + parted.offsets[chunk * L::k + e.col]];
               }
               for (int i = 0; i < L::b_values; ++i) b_lanes[lane][i] = parted.b[b_fragment<L>(chunk, lane) + i];
             }
@@ -153,7 +155,8 @@ void emulate(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out, Vendor v
   }
   const bool wide = plan.precision == Precision::f64;
   if (plan.precision == Precision::tf32) {
-    if (vendor == Vendor::amd) impl::fail("dense::emulate", "AMD's MFMA (gfx90a) has no tf32 form: a tf32 plan runs on NVIDIA only");
+    if (vendor == Vendor::amd)
+      impl::fail("dense::emulate", "AMD's MFMA (gfx90a) has no tf32 form: a tf32 plan runs on NVIDIA only");
     emulation::run<NvidiaTF32, float>(plan, in, out);
   } else if (vendor == Vendor::nvidia && wide) emulation::run<NvidiaF64, double>(plan, in, out);
   else if (vendor == Vendor::nvidia_sm90 && wide) emulation::run<NvidiaF64Sm90, double>(plan, in, out);

@@ -63,9 +63,11 @@ template <class Kind>
 __device__ inline void mma(float (&c)[4], const unsigned (&a)[2], const unsigned (&b)[2]) {
   float4_ acc = {c[0], c[1], c[2], c[3]};
   if constexpr (std::is_same_v<Kind, BF16>) {
-    acc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(short4_, a), __builtin_bit_cast(short4_, b), acc, 0, 0, 0);
+    acc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(short4_, a), __builtin_bit_cast(short4_, b), acc,
+                                                    0, 0, 0);
   } else {
-    acc = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(half4, a), __builtin_bit_cast(half4, b), acc, 0, 0, 0);
+    acc =
+        __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(half4, a), __builtin_bit_cast(half4, b), acc, 0, 0, 0);
   }
   for (int i = 0; i < 4; ++i) c[i] = acc[i];
 }
@@ -162,13 +164,12 @@ struct LayoutFor<TF32> {
 template <class Kind>
 using LayoutOf = typename LayoutFor<Kind>::type;
 
-
 /// `count` registers of consecutive values in one aligned load (a lane's A values, a run
 /// of B values).
 template <int count, class Reg>
 __device__ inline void load_regs(const void* from, Reg* to) {
   constexpr int bytes = count * sizeof(Reg);
-  using Word = std::conditional_t<bytes == 4, unsigned, std::conditional_t<bytes == 8, uint2, uint4>>;
+  using Word          = std::conditional_t<bytes == 4, unsigned, std::conditional_t<bytes == 8, uint2, uint4>>;
   static_assert(sizeof(Word) == bytes, "a load is 4, 8 or 16 bytes");
   const Word w = *static_cast<const Word*>(from);
   __builtin_memcpy(to, &w, sizeof w);
@@ -211,8 +212,8 @@ __device__ inline const Grid* whole_chunk(const DenseArgs<D>& g, const long (&or
 /// where it lies inside the grid, contiguous and aligned, else value by value (wrapped or
 /// zero); grid values rounded where To differs (float grids, 16-bit operands).
 template <class Kind, class To, class Grid, int D>
-__device__ inline uint4 image_chunk(const DenseArgs<D>& g, const long (&origin)[D], const Grid* in,
-                                    const ImageRow& r, int x) {
+__device__ inline uint4 image_chunk(const DenseArgs<D>& g, const long (&origin)[D], const Grid* in, const ImageRow& r,
+                                    int x) {
   constexpr int V = 16 / sizeof(To);
   static_assert(std::is_same_v<To, Grid> || (std::is_same_v<Grid, float> && V == 8), "float grids, 16-bit values");
   To v[V];
@@ -296,11 +297,12 @@ __device__ inline void copy_image(const DenseArgs<D>& g, const long (&origin)[D]
 template <class Kind, class Grid, int D>
 __device__ inline void fill_image(const DenseArgs<D>& g, const long (&origin)[D], const Grid* in,
                                   typename Kind::bits* image) {
-  using Bits = typename Kind::bits;
+  using Bits            = typename Kind::bits;
   auto round_into_image = [&](const float* copied) {
     for (int i = threadIdx.x * 4; i < g.image_values; i += blockDim.x * 4) {
       const float4 v  = *reinterpret_cast<const float4*>(copied + i);
-      const Bits b[4] = {operand_bits<Kind>(v.x), operand_bits<Kind>(v.y), operand_bits<Kind>(v.z), operand_bits<Kind>(v.w)};
+      const Bits b[4] = {operand_bits<Kind>(v.x), operand_bits<Kind>(v.y), operand_bits<Kind>(v.z),
+                         operand_bits<Kind>(v.w)};
       __builtin_memcpy(image + i, b, sizeof b);
     }
   };
@@ -348,9 +350,9 @@ using Sums = typename Kind::acc[most_groups<Kind>][unit_parts<LayoutOf<Kind>>][L
 /// if-converted into matrix instructions issued with their predicate off, which hold the
 /// tensor pipe all the same); 0: `active` of most_groups, tested a group.
 template <class Kind, int D, int groups>
-__device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind::bits* image, const typename Kind::reg* a,
-                                     const int* run_offsets, const int* tile_offset, int first_group, int active,
-                                     int lane, Sums<Kind>& c) {
+__device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind::bits* image,
+                                     const typename Kind::reg* a, const int* run_offsets, const int* tile_offset,
+                                     int first_group, int active, int lane, Sums<Kind>& c) {
   using L             = LayoutOf<Kind>;
   using Bits          = typename Kind::bits;
   using Reg           = typename Kind::reg;
@@ -389,8 +391,9 @@ __device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind:
       // r lane 8 m + r names; that is b0 b1, b2 b3 of groups j and j + 1 (the tests check
       // it against the layout).
       const int2 runs = reinterpret_cast<const int2*>(run_offsets)[kc];
-      const int m = lane / 8;
-      const unsigned row = ldmatrix_row + static_cast<unsigned>(((m / 2) * step + (m % 2 ? runs.y : runs.x)) * sizeof(Bits));
+      const int m     = lane / 8;
+      const unsigned row =
+          ldmatrix_row + static_cast<unsigned>(((m / 2) * step + (m % 2 ? runs.y : runs.x)) * sizeof(Bits));
 #pragma unroll
       for (int j = 0; j < count; j += 2) {
         unsigned bv[4];
@@ -406,13 +409,15 @@ __device__ inline void multiply_unit(const DenseArgs<D>& g, const typename Kind:
     {
       const Bits* run[L::b_values / L::b_run];
 #pragma unroll
-      for (int i = 0; i < L::b_values; i += L::b_run) run[i / L::b_run] = b + b_run_offset<L>(run_offsets, V, kc, lane, i);
+      for (int i = 0; i < L::b_values; i += L::b_run)
+        run[i / L::b_run] = b + b_run_offset<L>(run_offsets, V, kc, lane, i);
 #pragma unroll
       for (int j = 0; j < count; ++j) {
         if (groups > 0 || j < active) {
           Reg bv[L::b_values / per];
 #pragma unroll
-          for (int i = 0; i < L::b_values; i += L::b_run) load_regs<L::b_run / per>(run[i / L::b_run] + j * step, bv + i / per);
+          for (int i = 0; i < L::b_values; i += L::b_run)
+            load_regs<L::b_run / per>(run[i / L::b_run] + j * step, bv + i / per);
 #pragma unroll
           for (int p = 0; p < parts; ++p) mma<Kind>(c[j][p], av[p], bv);
         }
@@ -434,7 +439,8 @@ __device__ inline void multiply_image_unit(const DenseArgs<D>& g, const typename
   using Acc          = typename Kind::acc;
   constexpr int most = most_groups<Kind>, step = group_step<L, D>();
   constexpr int count = groups > 0 ? groups : most;
-  static_assert(image_as_a<L> && a_values_share_k<L>() && sizeof(Reg) == sizeof(Bits), "one value a register, one k a lane");
+  static_assert(image_as_a<L> && a_values_share_k<L>() && sizeof(Reg) == sizeof(Bits),
+                "one value a register, one k a lane");
   const Bits* rows[L::a_values];  // the lane's tiles of the first group
 #pragma unroll
   for (int i = 0; i < L::a_values; ++i) rows[i] = image + tile_offset[group_tile<L>(g, first_group, L::a(lane, i).row)];
@@ -510,9 +516,11 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
   Sums<Kind> c;
   with_group_count<most>(active, [&](auto count) {
     if constexpr (image_as_a<L>) {
-      multiply_image_unit<Kind, D, decltype(count)::value>(g, image, a, tile_offset, part, first_group, active, lane, c);
+      multiply_image_unit<Kind, D, decltype(count)::value>(g, image, a, tile_offset, part, first_group, active, lane,
+                                                           c);
     } else {
-      multiply_unit<Kind, D, decltype(count)::value>(g, image, a, run_offsets, tile_offset, first_group, active, lane, c);
+      multiply_unit<Kind, D, decltype(count)::value>(g, image, a, run_offsets, tile_offset, first_group, active, lane,
+                                                     c);
     }
   });
   __syncthreads();  // every wave done with the image: the results go where it was
@@ -533,7 +541,8 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
     for (int j = 0; j < most; ++j) {
       if (j < active) {
         for (int p = 0; p < held; ++p)
-          for (int i = 0; i < L::c_values; ++i) stage[at[p][i] + j * group_step<L, D>()] = stored<Kind, Grid>(c[j][p][i]);
+          for (int i = 0; i < L::c_values; ++i)
+            stage[at[p][i] + j * group_step<L, D>()] = stored<Kind, Grid>(c[j][p][i]);
       }
     }
   }
@@ -547,8 +556,9 @@ __global__ void __launch_bounds__(block_threads, min_blocks) dense_kernel(const 
     if (!r.inside) continue;
     const Grid* from = stage + row * g.pitch + x;
     Grid* to         = out + r.out_index + x * g.out_stride[D - 1];
-    const bool whole = x_inside(g, origin, x + V - 1) &&
-                       (g.boundary == 0 || (r.interior && x_interior(g, origin, x) && x_interior(g, origin, x + V - 1)));
+    const bool whole =
+        x_inside(g, origin, x + V - 1) &&
+        (g.boundary == 0 || (r.interior && x_interior(g, origin, x) && x_interior(g, origin, x + V - 1)));
 #if defined(SPARSTENCIL_GPU_AMD)
     if (whole && g.out_stride[D - 1] == 1 && reinterpret_cast<std::uintptr_t>(to) % 16 == 0) {
       *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
@@ -585,7 +595,7 @@ void allow_shared(Kernel kernel, std::size_t shared) {
   SPARSTENCIL_GPU_CHECK(cudaGetDevice(&device));
   SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              std::max(limit, static_cast<int>(shared))));
+                                             std::max(limit, static_cast<int>(shared))));
 #endif
 }
 
@@ -596,9 +606,15 @@ void launch_kind(int dims, const void* args, long blocks, std::size_t shared, St
   else if (dims == 2) allow_shared(dense_kernel<Kind, Grid, 2>, shared);
   else allow_shared(dense_kernel<Kind, Grid, 3>, shared);
   switch (dims) {
-    case 1: dense_kernel<Kind, Grid, 1><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<1>*>(args)); break;
-    case 2: dense_kernel<Kind, Grid, 2><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<2>*>(args)); break;
-    default: dense_kernel<Kind, Grid, 3><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<3>*>(args)); break;
+    case 1:
+      dense_kernel<Kind, Grid, 1><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<1>*>(args));
+      break;
+    case 2:
+      dense_kernel<Kind, Grid, 2><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<2>*>(args));
+      break;
+    default:
+      dense_kernel<Kind, Grid, 3><<<grid, block, shared, stream>>>(*static_cast<const DenseArgs<3>*>(args));
+      break;
   }
   SPARSTENCIL_GPU_CHECK_LAUNCH();
 }
@@ -623,8 +639,8 @@ struct DenseExecutor::State {
   DenseArgs<1> args1;
   DenseArgs<2> args2;
   DenseArgs<3> args3;
-  int device        = 0;
-  long blocks       = 0;
+  int device         = 0;
+  long blocks        = 0;
   std::size_t shared = 0;
   std::vector<long> contiguous;
   std::vector<void*> allocations;
@@ -649,7 +665,7 @@ struct DenseExecutor::State {
     g.tile_offsets  = tile_offsets;
     g.chunk_offsets = chunk_offsets;
     std::copy(part_chunk, part_chunk + 3, g.part_chunk);
-    blocks          = 1;
+    blocks = 1;
     for (int ax = 0; ax < D; ++ax) blocks *= g.blocks[ax];
   }
 };
@@ -698,10 +714,10 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
     cudaFuncAttributes kernel{};
     SPARSTENCIL_GPU_CHECK(cudaFuncGetAttributes(&kernel, dense_kernel<F64, double, 2>));
     if (kernel.ptxVersion >= 90) {
-      s.instruction = NvidiaF64Sm90::instruction;
+      s.instruction      = NvidiaF64Sm90::instruction;
       const PartTables t = part_tables<NvidiaF64Sm90>(plan);
-      a             = keep(upload(t.b));
-      chunk_offsets = keep(upload(t.offsets));
+      a                  = keep(upload(t.b));
+      chunk_offsets      = keep(upload(t.offsets));
       std::copy(t.first.begin(), t.first.end(), part_chunk);
     } else {
       s.instruction = NvidiaF64::instruction;
@@ -746,7 +762,7 @@ DenseExecutor::DenseExecutor(const Plan& plan) : m_state(std::make_unique<State>
   for (int ax = plan.dims() - 2; ax >= 0; --ax) s.contiguous[ax] = s.contiguous[ax + 1] * plan.grid[ax + 1];
 }
 
-DenseExecutor::~DenseExecutor()                               = default;
+DenseExecutor::~DenseExecutor()                                   = default;
 DenseExecutor::DenseExecutor(DenseExecutor&&) noexcept            = default;
 DenseExecutor& DenseExecutor::operator=(DenseExecutor&&) noexcept = default;
 

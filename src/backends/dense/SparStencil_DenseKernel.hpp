@@ -5,16 +5,14 @@
 /// bytes of consecutive values (Plan::runs). A block of block_threads threads copies its
 /// image (block plus halo: periodic reads wrap, reads outside the grid are zero) 16 bytes
 /// at a time where it can (float grids read as 16-bit operands: copied beside the image,
-/// then rounded into it, or rounded on the way: copies_beside); each wave then takes units of work, `batch` groups of L::n
-/// tiles times all 16 rows of A' over every k chunk. A group's tiles are L::n consecutive
-/// rows of the block at one column of tiles (1-D: L::n consecutive tiles), so the image
-/// pitch (pitch / V odd) puts their runs in different banks. Layouts with image_as_a
-/// multiply the other way round: the image (L::m tiles) as A, A' transposed as B, a
-/// part of L::n outputs of the tile at a time over only the k chunks its weights reach. Results are staged in the
-/// image's place, in the grids' format, and written a row at a time under the boundary contract (fixed_rim copies the
-/// rim, interior leaves it). The geometry and per-lane index functions below are the
-/// kernel's fragment mapping: the host emulator (SparStencil_DenseEmulator.hpp) runs the
-/// same ones.
+/// then rounded into it, or rounded on the way: copies_beside); each wave then takes units of work, `batch` groups of
+/// L::n tiles times all 16 rows of A' over every k chunk. A group's tiles are L::n consecutive rows of the block at one
+/// column of tiles (1-D: L::n consecutive tiles), so the image pitch (pitch / V odd) puts their runs in different
+/// banks. Layouts with image_as_a multiply the other way round: the image (L::m tiles) as A, A' transposed as B, a part
+/// of L::n outputs of the tile at a time over only the k chunks its weights reach. Results are staged in the image's
+/// place, in the grids' format, and written a row at a time under the boundary contract (fixed_rim copies the rim,
+/// interior leaves it). The geometry and per-lane index functions below are the kernel's fragment mapping: the host
+/// emulator (SparStencil_DenseEmulator.hpp) runs the same ones.
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -33,24 +31,24 @@ struct DenseArgs {
   void* out      = nullptr;
   long extent[D]{}, in_stride[D]{}, out_stride[D]{}, blocks[D]{};
   int tiles_per_block[D]{}, shared_extent[D]{}, shared_lead[D]{}, shared_stride[D]{}, radius[D]{};
-  int image_values = 0;  ///< the image's values with row padding
-  int region_bytes = 0;  ///< image_region_bytes: where the run table starts
-  int copy_beside  = 0;  ///< copies_beside: float grids copied beside the image, then rounded
-  int pitch        = 0;  ///< values between image rows, and between rows of staged results
-  int vector       = 0;  ///< V: values of a run (16 bytes)
+  int image_values = 0;                  ///< the image's values with row padding
+  int region_bytes = 0;                  ///< image_region_bytes: where the run table starts
+  int copy_beside  = 0;                  ///< copies_beside: float grids copied beside the image, then rounded
+  int pitch        = 0;                  ///< values between image rows, and between rows of staged results
+  int vector       = 0;                  ///< V: values of a run (16 bytes)
   int tiles = 0, tiles_x = 0, rows = 0;  ///< tiles of a block, along the fastest axis, rows of them
   int runs = 0, k_chunks = 0, K = 0;
-  int batch    = 1;  ///< groups a unit multiplies by each fragment of weights (wave_batch)
+  int batch = 1;  ///< groups a unit multiplies by each fragment of weights (wave_batch)
   /// Threads along an image row's 16-byte chunks in the copy: 2^chunk_shift (the row's
   /// chunks rounded up to a power of two, at most block_threads).
-  int chunk_shift = 0;
-  int out_chunk_shift = 0;  ///< a block's row of outputs: 2^out_chunk_shift 16-byte chunks of the grids' values
-  int boundary = 0;
-  const void* a              = nullptr;  ///< A' in fragment order (a_fragments; image_as_a: PartTables::b)
-  const int* run_offsets     = nullptr;  ///< per run: image offset of its first value from a tile origin
-  const int* tile_offsets    = nullptr;  ///< per tile: image offset of its origin
-  const int* chunk_offsets   = nullptr;  ///< image_as_a: PartTables::offsets
-  int part_chunk[3]{};                   ///< image_as_a: PartTables::first
+  int chunk_shift          = 0;
+  int out_chunk_shift      = 0;  ///< a block's row of outputs: 2^out_chunk_shift 16-byte chunks of the grids' values
+  int boundary             = 0;
+  const void* a            = nullptr;  ///< A' in fragment order (a_fragments; image_as_a: PartTables::b)
+  const int* run_offsets   = nullptr;  ///< per run: image offset of its first value from a tile origin
+  const int* tile_offsets  = nullptr;  ///< per tile: image offset of its origin
+  const int* chunk_offsets = nullptr;  ///< image_as_a: PartTables::offsets
+  int part_chunk[3]{};                 ///< image_as_a: PartTables::first
 };
 
 /// A' (16 rows x K, row-major) as its operand values.
@@ -85,9 +83,9 @@ DenseArgs<D> dense_args(const Plan& p, const long* in_strides = nullptr, const l
   int fill_points               = 1;
   g.tiles                       = 1;
   for (int a = D - 1; a >= 0; --a) {
-    g.extent[a]          = p.grid[a];
-    g.in_stride[a]       = in_strides ? in_strides[a] : contiguous;
-    g.out_stride[a]      = out_strides ? out_strides[a] : contiguous;
+    g.extent[a]     = p.grid[a];
+    g.in_stride[a]  = in_strides ? in_strides[a] : contiguous;
+    g.out_stride[a] = out_strides ? out_strides[a] : contiguous;
     contiguous *= p.grid[a];
     g.tiles_per_block[a] = p.tiles_per_block[a];
     const long span      = static_cast<long>(p.tile[a]) * p.tiles_per_block[a];
@@ -108,12 +106,13 @@ DenseArgs<D> dense_args(const Plan& p, const long* in_strides = nullptr, const l
   g.rows         = g.tiles / g.tiles_x;
   g.runs         = static_cast<int>(p.runs.size());
   g.batch        = wave_batch(g.tiles);
-  while ((1 << g.chunk_shift) < p.shared_extent[D - 1] / g.vector && (2 << g.chunk_shift) <= block_threads) ++g.chunk_shift;
+  while ((1 << g.chunk_shift) < p.shared_extent[D - 1] / g.vector && (2 << g.chunk_shift) <= block_threads)
+    ++g.chunk_shift;
   const int out_vector = 16 / storage_bytes(grid_format(p));
   while ((1 << g.out_chunk_shift) < g.tiles_x * 16 / out_vector) ++g.out_chunk_shift;
-  g.k_chunks     = p.a.k_chunks;
-  g.K            = static_cast<int>(p.order.columns.size());
-  g.boundary     = p.boundary == Boundary::periodic ? 0 : p.boundary == Boundary::interior ? 1 : 2;
+  g.k_chunks = p.a.k_chunks;
+  g.K        = static_cast<int>(p.order.columns.size());
+  g.boundary = p.boundary == Boundary::periodic ? 0 : p.boundary == Boundary::interior ? 1 : 2;
   return g;
 }
 
@@ -163,7 +162,8 @@ std::vector<T> a_fragments(const std::vector<T>& row_major, int K) {
   for (int kc = 0; kc < K / L::k; ++kc)
     for (int part = 0; part < parts; ++part)
       for (int lane = 0; lane < L::lanes; ++lane)
-        for (int i = 0; i < L::a_values; ++i) f.push_back(row_major[static_cast<std::size_t>(a_index<L>(part, K, kc, lane, i))]);
+        for (int i = 0; i < L::a_values; ++i)
+          f.push_back(row_major[static_cast<std::size_t>(a_index<L>(part, K, kc, lane, i))]);
   return f;
 }
 /// Where lane `lane`'s A values of part `part` in chunk kc start in a_fragments.
@@ -213,7 +213,8 @@ std::vector<std::vector<int>> part_chunks(const std::vector<double>& row_major, 
     for (int kc = 0; kc < K / L::k; ++kc) {
       bool reaches = false;
       for (int n = 0; n < L::n; ++n)
-        for (int k = 0; k < L::k; ++k) reaches = reaches || row_major[static_cast<std::size_t>(part * L::n + n) * K + kc * L::k + k] != 0.0;
+        for (int k = 0; k < L::k; ++k)
+          reaches = reaches || row_major[static_cast<std::size_t>(part * L::n + n) * K + kc * L::k + k] != 0.0;
       if (reaches) chunks[part].push_back(kc);
     }
   }

@@ -58,8 +58,7 @@ struct KokkosBackend : sparstencil::impl::RawExecutorTrait<DenseExecutor> {
     using T = typename OutView::non_const_value_type;
     return std::is_same_v<ExecSpace, DeviceSpace> && std::is_same_v<typename InView::memory_space, DeviceMemory> &&
            std::is_same_v<typename OutView::memory_space, DeviceMemory> &&
-           (std::is_same_v<T, Kokkos::Experimental::half_t> || std::is_same_v<T, double> ||
-            std::is_same_v<T, float>);
+           (std::is_same_v<T, Kokkos::Experimental::half_t> || std::is_same_v<T, double> || std::is_same_v<T, float>);
   }
 
   /// f16 for half_t, f64 for double; for float what the user asked (tf32, or f16/bf16

@@ -138,7 +138,8 @@ bool runs_image_as_a(const Plan& p) {
 double executed_mmas(const Plan& p) {
   if (!runs_image_as_a(p)) return p.mmas_per_tile_group;
   long chunks = 0;
-  for (const std::vector<int>& part : part_chunks<NvidiaF64Sm90>(a_row_major(p), static_cast<int>(p.order.columns.size())))
+  for (const std::vector<int>& part :
+       part_chunks<NvidiaF64Sm90>(a_row_major(p), static_cast<int>(p.order.columns.size())))
     chunks += static_cast<long>(part.size());
   return chunks / 2.0;
 }
@@ -155,17 +156,17 @@ Prediction predict_dense(const Plan& p) {
     blocks *= ceil_div(p.grid[a], static_cast<long>(p.tile[a]) * p.tiles_per_block[a]);
     image_points *= p.shared_extent[a];
   }
-  const int tiles         = product(p.tiles_per_block);
-  const int batch         = wave_batch(tiles);
-  const double waves      = static_cast<double>(block_threads) / d.wave_lanes;
-  const int n             = d.wave_lanes == 64 ? 16 : 8;
-  const double busy       = std::min(waves, std::ceil(static_cast<double>(tiles / n) / batch));
-  const double units      = static_cast<double>(blocks) * (tiles / 8) * executed_mmas(p);
-  const double flops      = units * 2.0 * p.mma.m * p.mma.n * p.mma.k;
-  const double rate       = dense_rate(d, p.precision);
-  const double bytes      = storage_bytes(p.precision), grid_bytes = storage_bytes(grid_format(p));
+  const int tiles    = product(p.tiles_per_block);
+  const int batch    = wave_batch(tiles);
+  const double waves = static_cast<double>(block_threads) / d.wave_lanes;
+  const int n        = d.wave_lanes == 64 ? 16 : 8;
+  const double busy  = std::min(waves, std::ceil(static_cast<double>(tiles / n) / batch));
+  const double units = static_cast<double>(blocks) * (tiles / 8) * executed_mmas(p);
+  const double flops = units * 2.0 * p.mma.m * p.mma.n * p.mma.k;
+  const double rate  = dense_rate(d, p.precision);
+  const double bytes = storage_bytes(p.precision), grid_bytes = storage_bytes(grid_format(p));
   Prediction pr;
-  const bool image_a      = runs_image_as_a(p);
+  const bool image_a        = runs_image_as_a(p);
   const double image_values = static_cast<double>(blocks) * image_points;
   const bool beside         = copies_beside(p);
   // Float grids copied beside the image are rounded into it in a pass of its own, after
@@ -177,15 +178,15 @@ Prediction predict_dense(const Plan& p) {
   pr.compute_seconds =
       flops / rate * unit_overhead(p.precision, batch, p.dims(), image_a, p.a.k_chunks) * waves / busy + rounding;
   const double touched = (image_values + static_cast<double>(points)) * grid_bytes;
-  pr.memory_seconds    = touched / std::min(copy_efficiency(p.dims(), p.precision, p.float_grids) * d.memory_bytes_per_s,
-                                            copy_bytes_per_sm_cycle(p.dims(), p.precision, p.float_grids) * sm_cycles);
+  pr.memory_seconds = touched / std::min(copy_efficiency(p.dims(), p.precision, p.float_grids) * d.memory_bytes_per_s,
+                                         copy_bytes_per_sm_cycle(p.dims(), p.precision, p.float_grids) * sm_cycles);
   // Shared memory: the image written and the results staged once, and per unit the
   // image's operand read (B: k x n values; with the image as A: m x k).
   const double read_per_unit = image_a ? p.mma.m * p.mma.k : p.mma.k * p.mma.n;
   const double copied        = beside ? image_values * grid_bytes : 0.0;  // written, read once more
   const double staged        = image_values * bytes + copied + static_cast<double>(points) * grid_bytes;
-  pr.shared_seconds = (2 * staged + units * read_per_unit * bytes) / d.shared_bytes_per_s;
-  const double unaligned = unaligned_rows_factor(p.row_alignment);
+  pr.shared_seconds          = (2 * staged + units * read_per_unit * bytes) / d.shared_bytes_per_s;
+  const double unaligned     = unaligned_rows_factor(p.row_alignment);
   pr.compute_seconds *= unaligned;
   pr.memory_seconds *= unaligned;
   const double fill = p.dims() == 2 ? pipeline_fill_cycles / (d.clock_ghz * 1e9) : 0.0;
@@ -204,7 +205,7 @@ void build_runs(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
   for (const Term<D>& t : s.terms()) {
     if (t.weight == 0.0) continue;
     const std::vector<int> row(t.offset.begin(), t.offset.end() - 1);
-    const int dx = t.offset[D - 1];
+    const int dx     = t.offset[D - 1];
     auto [it, fresh] = reach.try_emplace(row, dx, dx);
     if (!fresh) it->second = {std::min(it->second.first, dx), std::max(it->second.second, dx)};
   }
@@ -220,7 +221,7 @@ void build_runs(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
       at.push_back(u * V);
       p.runs.push_back({at});
       for (int e = 0; e < V; ++e) {
-        const int q = u * V + e + r;  // patch column along the fastest axis
+        const int q       = u * V + e + r;  // patch column along the fastest axis
         const bool weight = q >= 0 && q < n && used[base + q];
         p.order.columns.push_back(weight ? base + q : zero_column);
       }
@@ -235,15 +236,14 @@ void build_runs(Plan& p, const Stencil<D>& s, const KernelMatrix& a) {
   p.order.dropped_columns = static_cast<int>(std::count(used.begin(), used.end(), false));
 }
 
-
 /// Image rows `pitch` values apart such that the rows of a group's tiles fall in different
 /// banks: pitch / V odd for 16-byte runs (16-bit operands: 8 rows of 16 bytes; tf32: 8
 /// rows of 4 values), pitch / V = 2 mod 4 for f64 (a lane a value, 4 rows of 32 bytes a
 /// half-wave).
 void set_pitch(Plan& p) {
   const int V = 16 / storage_bytes(p.precision), step = p.precision == Precision::f64 ? 4 : 2;
-  const int want  = p.precision == Precision::f64 ? 2 : 1;
-  p.shared_pitch  = p.shared_extent.back();
+  const int want = p.precision == Precision::f64 ? 2 : 1;
+  p.shared_pitch = p.shared_extent.back();
   if (p.dims() > 1) {
     while ((p.shared_pitch / V) % step != want) p.shared_pitch += V;
   }
@@ -288,16 +288,18 @@ std::optional<Plan> dense_plan(const Plan& base) {
   p.mma     = mma_shape(p.precision);
   p.rows    = 16;
   for (std::size_t a = 0; a < p.tile.size(); ++a) p.patch.push_back(p.tile[a] + 2 * p.radius[a]);
-  std::visit([&](const auto& s) {
-    constexpr int D = std::decay_t<decltype(s)>::rank;
-    typename std::decay_t<decltype(s)>::index_type t{};
-    std::copy(p.tile.begin(), p.tile.end(), t.begin());
-    const KernelMatrix a = morph(s, t);
-    p.nonzeros           = a.nonzeros();
-    build_runs<D>(p, s, a);
-    p.pairing = "dense: row runs";
-    p.a       = pack_dense(a, p.order, p.precision);
-  }, p.stencil);
+  std::visit(
+      [&](const auto& s) {
+        constexpr int D = std::decay_t<decltype(s)>::rank;
+        typename std::decay_t<decltype(s)>::index_type t{};
+        std::copy(p.tile.begin(), p.tile.end(), t.begin());
+        const KernelMatrix a = morph(s, t);
+        p.nonzeros           = a.nonzeros();
+        build_runs<D>(p, s, a);
+        p.pairing = "dense: row runs";
+        p.a       = pack_dense(a, p.order, p.precision);
+      },
+      p.stencil);
   if (!size_blocks(p)) return std::nullopt;
   const int k           = static_cast<int>(p.order.columns.size());
   p.sparsity            = static_cast<double>(p.nonzeros) / (16.0 * k);
@@ -314,7 +316,8 @@ std::optional<std::string> why_not(const PlanRequest& r, const AnyStencil& fused
     return std::string("precision ") + to_string(r.precision) +
            " has no dense matrix-core form (f16, bf16, tf32 or f64; float fields run as tf32, f16 or bf16 where asked)";
   }
-  if (dense_rate(device, r.precision) <= 0) return "device " + r.device + " has no " + to_string(r.precision) + " matrix cores";
+  if (dense_rate(device, r.precision) <= 0)
+    return "device " + r.device + " has no " + to_string(r.precision) + " matrix cores";
   // A' holds the (fused) weights in the operand format: one it cannot hold would be inf.
   const double largest = largest_weight(fused);
   if (largest > largest_stored(r.precision)) {
@@ -326,9 +329,10 @@ std::optional<std::string> why_not(const PlanRequest& r, const AnyStencil& fused
   // Float grids are rounded to the operands as they are read: inputs past them would be inf.
   if (r.float_grids && r.input_magnitude > largest_stored(r.precision)) {
     char text[200];
-    std::snprintf(text, sizeof text, "input magnitude %.6g exceeds the %s operands' largest value %.6g (float grids "
-                  "read as %s)", r.input_magnitude, to_string(r.precision), largest_stored(r.precision),
-                  to_string(r.precision));
+    std::snprintf(text, sizeof text,
+                  "input magnitude %.6g exceeds the %s operands' largest value %.6g (float grids "
+                  "read as %s)",
+                  r.input_magnitude, to_string(r.precision), largest_stored(r.precision), to_string(r.precision));
     return std::string(text);
   }
   if (r.steps > 1 && r.boundary != Boundary::periodic) {
@@ -358,8 +362,7 @@ class Model final : public BackendModel {
       return bids;
     }
     std::snprintf(reason, sizeof reason, "%s bound, K = %zu in %zu runs, %g dense MMAs per 8 tiles",
-                  plan->predicted.bound.c_str(), plan->order.columns.size(), plan->runs.size(),
-                  executed_mmas(*plan));
+                  plan->predicted.bound.c_str(), plan->order.columns.size(), plan->runs.size(), executed_mmas(*plan));
     bids.plans.push_back({std::move(*plan), reason});
     return bids;
   }
@@ -382,10 +385,10 @@ PackedA pack_dense(const KernelMatrix& a, const ColumnOrder& order, Precision pr
     throw std::logic_error("pack_dense: K = " + std::to_string(K) + " is not a positive multiple of the unit's k");
   }
   PackedA p;
-  p.m_blocks       = (a.rows + 15) / 16;
-  p.k_chunks       = K / mma_shape(precision).k;
-  const int rows   = 16 * p.m_blocks;
-  const bool wide  = precision == Precision::f64, tf32 = precision == Precision::tf32;
+  p.m_blocks      = (a.rows + 15) / 16;
+  p.k_chunks      = K / mma_shape(precision).k;
+  const int rows  = 16 * p.m_blocks;
+  const bool wide = precision == Precision::f64, tf32 = precision == Precision::tf32;
   const std::size_t entries = static_cast<std::size_t>(rows) * K;
   p.values.assign(wide ? 2 * entries : tf32 ? entries : entries / 2, 0u);
   for (int row = 0; row < a.rows; ++row) {
@@ -489,7 +492,8 @@ Plan make_dense_plan(const PlanRequest& r) {
 }
 
 ErrorBound step_error_bound(Precision p, std::size_t terms) {
-  if (!has_dense_operands(p)) sparstencil::impl::fail("step_error_bound", "precision ", to_string(p), " has no dense form");
+  if (!has_dense_operands(p))
+    sparstencil::impl::fail("step_error_bound", "precision ", to_string(p), " has no dense form");
   return matrix_step_error_bound(p, terms);
 }
 

@@ -43,8 +43,12 @@ struct NvidiaF16 {
   SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int i) {
     return {lane / 4 + 8 * ((i / 2) % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)};
   }
-  SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int i) { return {2 * (lane % 4) + i % 2 + 8 * (i / 2), lane / 4}; }
-  SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2}; }
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int i) {
+    return {2 * (lane % 4) + i % 2 + 8 * (i / 2), lane / 4};
+  }
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) {
+    return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2};
+  }
 };
 
 struct NvidiaTF32 {
@@ -52,9 +56,13 @@ struct NvidiaTF32 {
   static constexpr int lanes = 32, m = 16, n = 8, k = 8;
   static constexpr int a_values = 4, b_values = 2, c_values = 4;
   static constexpr int b_run = 1;
-  SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int i) { return {lane / 4 + 8 * (i % 2), lane % 4 + 4 * (i / 2)}; }
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int i) {
+    return {lane / 4 + 8 * (i % 2), lane % 4 + 4 * (i / 2)};
+  }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int i) { return {lane % 4 + 4 * i, lane / 4}; }
-  SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2}; }
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) {
+    return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2};
+  }
 };
 
 struct NvidiaF64 {
@@ -74,7 +82,9 @@ struct NvidiaF64Sm90 {
   static constexpr int b_run = 1;
   SPARSTENCIL_FRAGMENT_HD static constexpr Element a(int lane, int i) { return {lane / 4 + 8 * i, lane % 4}; }
   SPARSTENCIL_FRAGMENT_HD static constexpr Element b(int lane, int) { return {lane % 4, lane / 4}; }
-  SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) { return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2}; }
+  SPARSTENCIL_FRAGMENT_HD static constexpr Element c(int lane, int i) {
+    return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2};
+  }
 };
 
 struct AmdF16 {

@@ -30,7 +30,6 @@ __global__ void __launch_bounds__(max_team_threads, Kernel::blocks_per_sm) block
   kernel.walk(CudaBlockTeam{}, reinterpret_cast<typename Kernel::value_type*>(block_team_shared));
 }
 
-
 /// The most shared memory a block may ask for on `device` (its opt-in limit).
 inline long block_shared_max(int device) {
   int bytes = 0;
@@ -63,7 +62,8 @@ class BlockLaunch {
     int blocks = 0, multiprocessors = 0;
     SPARSTENCIL_GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, block_team_kernel<Kernel>, threads,
                                                                         static_cast<std::size_t>(bytes)));
-    SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, space.cuda_device()));
+    SPARSTENCIL_GPU_CHECK(
+        cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, space.cuda_device()));
     if (blocks < 1) {
       fail("iterate", "generic variant: ", label, " with ", threads, " threads and ", bytes,
            " bytes of shared memory a block cannot run on this device");
@@ -73,8 +73,8 @@ class BlockLaunch {
   /// Blocks the device runs at once.
   long resident() const { return m_resident; }
   void operator()(const Kernel& kernel, long blocks) const {
-    block_team_kernel<Kernel><<<static_cast<unsigned>(blocks), m_threads, static_cast<std::size_t>(m_bytes), m_stream>>>(
-        kernel);
+    block_team_kernel<Kernel>
+        <<<static_cast<unsigned>(blocks), m_threads, static_cast<std::size_t>(m_bytes), m_stream>>>(kernel);
     gpu::check(gpu::last_error(), m_label, __FILE__, __LINE__);  // the launch, named by its variant
   }
 

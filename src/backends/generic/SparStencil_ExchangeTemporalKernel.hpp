@@ -60,29 +60,31 @@ struct ExchangeTemporalKernel {
   static_assert(Shape::rank == 3 && Shape::radius == 1, "the exchanging kernel takes 3-D radius-1 shapes");
   static_assert(Depth >= 2 && Depth <= generic::exchange_temporal_depth(sizeof(T), Shape::kind == ShapeKind::box),
                 "depth out of range");
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "float or double values (the model enables float: exchange_temporal_depth)");
-  using value_type = T;
-  using Acc        = accumulator_t<T>;
-  using Word       = unsigned long long;
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8,
+                "float or double values (the model enables float: exchange_temporal_depth)");
+  using value_type       = T;
+  using Acc              = accumulator_t<T>;
+  using Word             = unsigned long long;
   static constexpr int R = 1, TX = generic::exchange_tile_columns, TY = generic::exchange_tile_rows;
-  static constexpr int rows    = generic::exchange_rows_per_thread(Shape::kind == ShapeKind::box);  ///< a thread's rows of its column
+  static constexpr int rows =
+      generic::exchange_rows_per_thread(Shape::kind == ShapeKind::box);  ///< a thread's rows of its column
   static constexpr int threads = TX * TY / rows;
-  static constexpr int pitch   = TX + 2 * R, plane = (TY + 2 * R) * pitch;
+  static constexpr int pitch = TX + 2 * R, plane = (TY + 2 * R) * pitch;
   /// A level's plane is read two phases after it is finished (lag R + 2 planes between
   /// levels): written, its halo filled, read; input planes: read, landing, in flight. So
   /// everything turns with period 3 and the phase loop, unrolled by 3, names constants.
   static constexpr int lag = R + 2, period = 3, ahead = 2;
-  static constexpr int exchanged = Depth - 1;                       ///< levels whose edges are exchanged
-  static constexpr int halo_cells = 2 * (TX + 2 * R) + 2 * TY;      ///< one per thread: threads >= halo_cells
-  static constexpr int parts = static_cast<int>(sizeof(T) / 4);     ///< tagged words a value
-  static constexpr int strip = TX > TY ? TX : TY;
+  static constexpr int exchanged  = Depth - 1;                        ///< levels whose edges are exchanged
+  static constexpr int halo_cells = 2 * (TX + 2 * R) + 2 * TY;        ///< one per thread: threads >= halo_cells
+  static constexpr int parts      = static_cast<int>(sizeof(T) / 4);  ///< tagged words a value
+  static constexpr int strip      = TX > TY ? TX : TY;
   /// A tile's words: [buffer 0..3][level][side: k1 low, k1 high, k2 low, k2 high][i][part].
   /// Four buffers: a tile rewrites a buffer only once all its neighbours have read it.
-  static constexpr long side_words  = static_cast<long>(strip) * parts;
-  static constexpr long level_words = 4 * side_words;
-  static constexpr long buffer_words = exchanged * level_words;
-  static constexpr long tile_words  = 4 * buffer_words;
-  static constexpr const char* label = "sparstencil::generic[exchanging temporal]";
+  static constexpr long side_words    = static_cast<long>(strip) * parts;
+  static constexpr long level_words   = 4 * side_words;
+  static constexpr long buffer_words  = exchanged * level_words;
+  static constexpr long tile_words    = 4 * buffer_words;
+  static constexpr const char* label  = "sparstencil::generic[exchanging temporal]";
   static constexpr unsigned max_waits = 1u << 19;  ///< pauses of 2 us: about a second
   static_assert(TX == 64 && rows <= 32, "a warp holds one edge column of the tile, its rows published a lane each");
   static_assert(threads >= halo_cells && threads >= 2 * (TY + 2) + 2 * (TX + 2) && TY % rows == 0 && TX % 32 == 0,
@@ -95,8 +97,12 @@ struct ExchangeTemporalKernel {
   Shape shape;
   Boundary boundary;
 
-  KOKKOS_INLINE_FUNCTION static constexpr long scratch_values() { return (period + period * static_cast<long>(exchanged)) * plane; }
-  KOKKOS_INLINE_FUNCTION static constexpr long scratch_bytes() { return scratch_values() * static_cast<long>(sizeof(T)); }
+  KOKKOS_INLINE_FUNCTION static constexpr long scratch_values() {
+    return (period + period * static_cast<long>(exchanged)) * plane;
+  }
+  KOKKOS_INLINE_FUNCTION static constexpr long scratch_bytes() {
+    return scratch_values() * static_cast<long>(sizeof(T));
+  }
   /// Phases a chunk of `outputs` planes takes: the warm-up of Depth radii of input and the
   /// levels' lags, then a plane a phase.
   KOKKOS_INLINE_FUNCTION static constexpr int phases(int outputs) {
@@ -112,7 +118,7 @@ struct ExchangeTemporalKernel {
     const int tile = static_cast<int>(blockIdx.x);
     const int bx = tile % tiles_x, by = tile / tiles_x % tiles_y, chunk = tile / (tiles_x * tiles_y);
     const int x0 = bx * TX, y0 = by * TY;
-    T* const input  = scratch;                 // period planes
+    T* const input  = scratch;                   // period planes
     T* const levels = scratch + period * plane;  // level s, buffer b: + (period (s - 1) + b) plane
     for (int i = t; i < scratch_values(); i += threads) scratch[i] = T(0);
 
@@ -130,12 +136,12 @@ struct ExchangeTemporalKernel {
     // registers than pointers.
     const int in_at  = static_cast<int>(gy * g.in_stride[1] + gx * g.in_stride[2]);
     const int out_at = static_cast<int>(gy * g.out_stride[1] + gx * g.out_stride[2]);
-    const int at      = (ty * rows + R) * pitch + R + tx;  // row 0 of the thread in a plane
+    const int at     = (ty * rows + R) * pitch + R + tx;  // row 0 of the thread in a plane
 
     // The halo cell this thread fills (threads < halo_cells): its place, and where it comes
     // from: the input plane's cell in the grid, and the neighbouring tile's edge word.
     bool h_on = false, h_in_grid = false, h_rim = false;
-    int h_at  = 0;
+    int h_at = 0;
     int h_in = 0, h_word = 0;  // (h_word: among the words)
     if (t < halo_cells) {
       int x, y;  // local, -1 .. TX and -1 .. TY
@@ -147,9 +153,10 @@ struct ExchangeTemporalKernel {
       if (periodic) cx = wrapped(cx, n2), cy = wrapped(cy, n1);
       h_on      = true;
       h_in_grid = cx >= 0 && cx < n2 && cy >= 0 && cy < n1;
-      h_rim     = !periodic && h_in_grid && (cx < g.halo[2] || cx >= n2 - g.halo[2] || cy < g.halo[1] || cy >= n1 - g.halo[1]);
-      h_at      = (y + R) * pitch + R + x;
-      h_in      = static_cast<int>((h_in_grid ? cy : 0) * g.in_stride[1] + (h_in_grid ? cx : 0) * g.in_stride[2]);
+      h_rim =
+          !periodic && h_in_grid && (cx < g.halo[2] || cx >= n2 - g.halo[2] || cy < g.halo[1] || cy >= n1 - g.halo[1]);
+      h_at = (y + R) * pitch + R + x;
+      h_in = static_cast<int>((h_in_grid ? cy : 0) * g.in_stride[1] + (h_in_grid ? cx : 0) * g.in_stride[2]);
       if (h_in_grid) {
         const int nx = cx / TX, ny = cy / TY, lx = cx % TX, ly = cy % TY;
         const int side = ly == 0 ? 0 : ly == TY - 1 ? 1 : lx == 0 ? 2 : 3;
@@ -170,7 +177,7 @@ struct ExchangeTemporalKernel {
       bool line = false;
       if (t < 2 * (TY + 2)) {
         const int column = t < TY + 2 ? 0 : n2 - 1;
-        line = g.halo[2] > 0 && (t < TY + 2 || n2 > 1);
+        line             = g.halo[2] > 0 && (t < TY + 2 || n2 > 1);
         x = column - x0, y = t % (TY + 2) - 1;
       } else if (t < 2 * (TY + 2) + 2 * (TX + 2)) {
         const int u = t - 2 * (TY + 2), row = u < TX + 2 ? 0 : n1 - 1;
@@ -186,10 +193,10 @@ struct ExchangeTemporalKernel {
     const int my_words = static_cast<int>(tile * tile_words);
     // The tile's edge column in this thread's warp (TX = 64: one a warp, the low or the
     // high), published by its first `rows` lanes, a row each, from the level's plane.
-    const int lane = t % 32;
+    const int lane       = t % 32;
     const bool edge_lane = lane < rows;
-    const bool low_edge = tx < 32;
-    const int edge_at = (ty * rows + lane + R) * pitch + R + (low_edge ? 0 : TX - 1);
+    const bool low_edge  = tx < 32;
+    const int edge_at    = (ty * rows + lane + R) * pitch + R + (low_edge ? 0 : TX - 1);
     const int edge_words = my_words + static_cast<int>((low_edge ? 2 : 3) * side_words) + (ty * rows + lane) * parts;
     constexpr unsigned all_rows = (1u << rows) - 1;
 
@@ -199,11 +206,11 @@ struct ExchangeTemporalKernel {
     const int first = z_lo - Depth * R;
     int fetch_z     = periodic ? ((first % n0) + n0) % n0 : first;
     int fetch_left  = count;
-    auto fetch = [&](T* slot) {
+    auto fetch      = [&](T* slot) {
       if (fetch_left > 0) {
-        const bool z_in = fetch_z >= 0 && fetch_z < n0;
+        const bool z_in   = fetch_z >= 0 && fetch_z < n0;
         const T* plane_in = in + static_cast<long>(z_in ? fetch_z : 0) * g.in_stride[0];
-        const int here = opaque(at);
+        const int here    = opaque(at);
         SPARSTENCIL_UNROLL
         for (int j = 0; j < rows; ++j) {
           const bool ok = z_in && (inside >> j & 1u);
@@ -235,11 +242,12 @@ struct ExchangeTemporalKernel {
     auto finished = [&](int p, int s) { return first + p - (s - 1) * lag - R; };
     // Whether plane o lies on the rim along k = 0 (every point of it on the rim).
     auto rim_plane = [&](int o) { return !periodic && o >= 0 && o < n0 && (o < g.halo[0] || o >= n0 - g.halo[0]); };
-    auto phase = [&](int p, auto turn_c, auto checked_c) {
+    auto phase     = [&](int p, auto turn_c, auto checked_c) {
       constexpr int turn     = decltype(turn_c)::value;  // p % period
       constexpr bool checked = decltype(checked_c)::value;
       constexpr int b_write = turn, b_fill = (turn + 2) % period, b_read = (turn + 1) % period;
-      const int buffer = (p & 3) * static_cast<int>(buffer_words), filled = ((p - 1) & 3) * static_cast<int>(buffer_words);
+      const int buffer = (p & 3) * static_cast<int>(buffer_words),
+                filled = ((p - 1) & 3) * static_cast<int>(buffer_words);
       // The rim cells of the planes the levels finished last phase (the levels wrote their
       // sums there; a barrier since), but planes outside the grid or on the rim along k = 0,
       // which the checked phases wrote whole.
@@ -278,7 +286,8 @@ struct ExchangeTemporalKernel {
             SPARSTENCIL_UNROLL
             for (int dz = -R; dz <= R; ++dz) {
               SPARSTENCIL_UNROLL
-              for (int m = -R; m <= R; ++m) needed = needed || (j - R - m >= 0 && j - R - m < rows && Shape::has(dz, Shape::rest_index(m, f)));
+              for (int m = -R; m <= R; ++m)
+                needed = needed || (j - R - m >= 0 && j - R - m < rows && Shape::has(dz, Shape::rest_index(m, f)));
             }
             if (needed) x[f + R][j] = static_cast<Acc>(source[(j - R) * pitch + f]);
           }
@@ -342,10 +351,10 @@ struct ExchangeTemporalKernel {
             }
           }
           if (copy_halo) exchange_copy_async(to - here + h_here, plane_in() + h_in, true);
-          if (zero_halo) to[h_here - here] = T(0);  // (a halo cell on the rim, of a plane outside)
+          if (zero_halo) to[h_here - here] = T(0);            // (a halo cell on the rim, of a plane outside)
           const unsigned tag = static_cast<unsigned>(p) + 1;  // (0: not written this launch)
-          Word* edges = words + my_words + buffer + (s - 1) * level_words;  // this level's, this phase's
-          auto publish = [&](Word* word, T v) {
+          Word* edges        = words + my_words + buffer + (s - 1) * level_words;  // this level's, this phase's
+          auto publish       = [&](Word* word, T v) {
             if constexpr (parts == 1) {
               store_tagged(word, __float_as_uint(v), tag);
             } else {
@@ -364,12 +373,13 @@ struct ExchangeTemporalKernel {
           // This level's plane of the last phase: the neighbours' words of its halo.
           if (fills && !(checked && rim_plane(finished(p - 1, s)))) {
             SPARSTENCIL_UNROLL
-            for (int w = 0; w < parts; ++w) fetched[s - 1][w] = load_tagged(words + h_word + filled + (s - 1) * level_words + w);
+            for (int w = 0; w < parts; ++w)
+              fetched[s - 1][w] = load_tagged(words + h_word + filled + (s - 1) * level_words + w);
           }
         } else {
           // The last level stores the chunk's points in the grid off the rim (fixed_rim: a
           // rim launch copies the rim after the kernel).
-          T* to = out + static_cast<long>(o) * g.out_stride[0] + out_at;
+          T* to               = out + static_cast<long>(o) * g.out_stride[0] + out_at;
           const unsigned keep = inside & ~rim & ~(zero_rows | copy_rows);
           if (!checked && keep == all_rows) {
             SPARSTENCIL_UNROLL
@@ -394,7 +404,7 @@ struct ExchangeTemporalKernel {
               // stops the launch with an error rather than hang (a fault of this kernel).
               if (waits == max_waits) __trap();
               __nanosleep(pause);
-              pause = pause < 2048 ? 2 * pause : pause;
+              pause             = pause < 2048 ? 2 * pause : pause;
               fetched[s - 1][w] = load_tagged(words + h_word + filled + (s - 1) * level_words + w);
             }
           }
@@ -402,7 +412,8 @@ struct ExchangeTemporalKernel {
           if constexpr (parts == 1) {
             v = __uint_as_float(static_cast<unsigned>(fetched[s - 1][0]));
           } else {
-            v = __longlong_as_double(static_cast<long long>((fetched[s - 1][1] << 32) | (fetched[s - 1][0] & 0xffffffffull)));
+            v = __longlong_as_double(
+                    static_cast<long long>((fetched[s - 1][1] << 32) | (fetched[s - 1][0] & 0xffffffffull)));
           }
           levels[(period * (s - 1) + b_fill) * plane + h_here] = v;
         }
@@ -418,14 +429,14 @@ struct ExchangeTemporalKernel {
     // chunk's outputs. The decision is the block's, so every thread meets every barrier.
     // Level Depth (oldest plane) at p: first + p - (Depth - 1) lag - R; level 1 (newest): first + p - R.
     const int oldest = first - (Depth - 1) * lag - R, newest = first - R;
-    int lo = z_lo - oldest;                                              // oldest >= z_lo
-    if (!periodic && g.halo[0] - oldest > lo) lo = g.halo[0] - oldest;  // oldest off the rim
-    int hi = z_hi - oldest;                                              // oldest < z_hi
+    int lo = z_lo - oldest;                                                       // oldest >= z_lo
+    if (!periodic && g.halo[0] - oldest > lo) lo = g.halo[0] - oldest;            // oldest off the rim
+    int hi = z_hi - oldest;                                                       // oldest < z_hi
     if (!periodic && n0 - g.halo[0] - newest < hi) hi = n0 - g.halo[0] - newest;  // newest off the rim
     if (hi > count) hi = count;
     lo = (lo + period - 1) / period * period;
     if (lo > count) lo = count;
-    hi = hi / period * period < lo ? lo : hi / period * period;
+    hi               = hi / period * period < lo ? lo : hi / period * period;
     auto run_checked = [&](int p) {
       switch (p % period) {
         case 0: phase(p, std::integral_constant<int, 0>{}, std::true_type{}); break;
@@ -472,7 +483,8 @@ class ExchangeLaunch {
     int blocks = 0, multiprocessors = 0, cooperative = 0;
     SPARSTENCIL_GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &blocks, exchange_kernel<Kernel>, Kernel::threads, static_cast<std::size_t>(Kernel::scratch_bytes())));
-    SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, space.cuda_device()));
+    SPARSTENCIL_GPU_CHECK(
+        cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, space.cuda_device()));
     SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, space.cuda_device()));
     m_resident = cooperative ? static_cast<long>(blocks) * multiprocessors : 0;
   }
@@ -502,9 +514,9 @@ class ExchangeLaunch {
 
  private:
   cudaStream_t m_stream;
-  long m_resident = 0;
-  long m_tiles    = 0;
-  std::size_t m_bytes = 0;
+  long m_resident                = 0;
+  long m_tiles                   = 0;
+  std::size_t m_bytes            = 0;
   typename Kernel::Word* m_words = nullptr;
 };
 

@@ -24,7 +24,7 @@ KOKKOS_INLINE_FUNCTION Kokkos::Array<int, D> fused_buffer_extent(const Geometry<
 template <int D>
 KOKKOS_INLINE_FUNCTION long fused_buffer_elements(const Geometry<D>& g, int steps, int V) {
   const Kokkos::Array<int, D> e = fused_buffer_extent(g, steps, V);
-  long n = 1;
+  long n                        = 1;
   for (int k = 0; k < D; ++k) n *= e[k];
   return generic::fused_buffer_values(n);
 }
@@ -40,9 +40,9 @@ KOKKOS_INLINE_FUNCTION long fused_buffer_elements(const Geometry<D>& g, int step
 /// (fixed_rim) or leaves it alone (interior). Points outside the grid are never computed.
 template <class T, int D, class Shape, int V, class ExecSpace>
 struct FusedKernel {
-  using Acc    = accumulator_t<T>;
-  using Member      = TeamMember<ExecSpace>;
-  using ScratchView = TeamScratch<T, ExecSpace>;
+  using Acc                          = accumulator_t<T>;
+  using Member                       = TeamMember<ExecSpace>;
+  using ScratchView                  = TeamScratch<T, ExecSpace>;
   static constexpr bool streaming    = false;
   static constexpr const char* label = "sparstencil::generic[temporal]";
 
@@ -62,10 +62,10 @@ struct FusedKernel {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
-    const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
-    const Kokkos::Array<int, D> e      = fused_buffer_extent(g, steps, V);
-    const long n                       = fused_buffer_elements(g, steps, V);  // padded
-    const bool periodic                = boundary == Boundary::periodic;
+    const Kokkos::Array<int, D> origin  = tile_origin(g, team.league_rank());
+    const Kokkos::Array<int, D> e       = fused_buffer_extent(g, steps, V);
+    const long n                        = fused_buffer_elements(g, steps, V);  // padded
+    const bool periodic                 = boundary == Boundary::periodic;
     const Kokkos::Array<long, D> stride = packed_strides<D>(e);
     ScratchView scratch(team.team_scratch(0), 2 * n);
     T* buffer[2] = {scratch.data(), scratch.data() + n};
@@ -86,9 +86,9 @@ struct FusedKernel {
     team.team_barrier();
 
     for (int step = 1; step <= steps; ++step) {
-      const bool last           = step == steps;
+      const bool last              = step == steps;
       const T* KOKKOS_RESTRICT src = buffer[(step - 1) & 1];
-      T* dst                    = buffer[step & 1];
+      T* dst                       = buffer[step & 1];
       // The region this step computes: R per side inside the one before.
       Kokkos::Array<int, D> lo, count;
       int rest_points = 1;
@@ -104,7 +104,7 @@ struct FusedKernel {
           p[k] = lo[k] + rest % count[k];
           rest /= count[k];
         }
-        p[0] = lo[0] + (item / rest_points) * V;
+        p[0]      = lo[0] + (item / rest_points) * V;
         long base = 0;
         for (int k = 0; k < D; ++k) base += p[k] * stride[k];
         Acc acc[V] = {};

@@ -89,7 +89,7 @@ class GenericExecutor {
         const Geometry<D> g = geometry(in, out, config, /*whole grid*/ true);
         with_shape<false>(space, g, [&](const auto& shape) {
           with_outputs(config, [&](auto v) {
-            using Kernel = FusedKernel<T, D, std::decay_t<decltype(shape)>, decltype(v)::value, ExecSpace>;
+            using Kernel  = FusedKernel<T, D, std::decay_t<decltype(shape)>, decltype(v)::value, ExecSpace>;
             launch.kernel = prepared(space, Kernel{nullptr, nullptr, g, shape, steps, boundary});
           });
         });
@@ -105,7 +105,8 @@ class GenericExecutor {
     if (!empty && config.caching == GenericCaching::streaming) {
       with_shape<true>(space, g, [&](const auto& shape) { launch.kernel = prepared_stream(space, shape, g, config); });
     } else if (!empty) {
-      with_shape<false>(space, g, [&](const auto& shape) { launch.kernel = prepared_interior(space, shape, g, config); });
+      with_shape<false>(space, g,
+                        [&](const auto& shape) { launch.kernel = prepared_interior(space, shape, g, config); });
     }
     if (boundary != Boundary::interior && !wrap) launch.rim = prepared_rim<InView, OutView>(space, out, g, boundary);
     launch.rim_copies = boundary == Boundary::fixed_rim;
@@ -129,8 +130,8 @@ class GenericExecutor {
 
   /// One step (or `steps` fused) from `in` to `out`, prepared and launched at once.
   template <class InView, class OutView>
-  void apply(const ExecSpace& space, const InView& in, const OutView& out, Boundary boundary,
-             GenericConfig config, int steps = 1) const {
+  void apply(const ExecSpace& space, const InView& in, const OutView& out, Boundary boundary, GenericConfig config,
+             int steps = 1) const {
     prepare(space, in, out, boundary, config, steps)(in, out);
   }
 
@@ -278,18 +279,18 @@ class GenericExecutor {
     // Largest output stride first; ties keep the later (LayoutRight-like) axis faster.
     std::stable_sort(order.data(), order.data() + D, [&](int x, int y) { return out.stride(x) > out.stride(y); });
     for (int k = 0; k < D; ++k) {
-      const int a    = order[k];
-      g.axis[k]      = a;
-      g.halo[k]      = m_stencil.radius()[a];
-      g.extent[k]    = static_cast<int>(out.extent(a));
-      g.lo[k]        = wrap ? 0 : g.halo[k];
-      g.count[k]     = wrap ? g.extent[k] : g.extent[k] - 2 * g.halo[k];
-      g.in_stride[k] = static_cast<long>(in.stride(a));
+      const int a     = order[k];
+      g.axis[k]       = a;
+      g.halo[k]       = m_stencil.radius()[a];
+      g.extent[k]     = static_cast<int>(out.extent(a));
+      g.lo[k]         = wrap ? 0 : g.halo[k];
+      g.count[k]      = wrap ? g.extent[k] : g.extent[k] - 2 * g.halo[k];
+      g.in_stride[k]  = static_cast<long>(in.stride(a));
       g.out_stride[k] = static_cast<long>(out.stride(a));
     }
-    const bool one_axis = D == 1;
-    g.threads_fast      = one_axis ? config.threads_fast * config.threads_second : config.threads_fast;
-    g.threads_second    = one_axis ? 1 : config.threads_second;
+    const bool one_axis           = D == 1;
+    g.threads_fast                = one_axis ? config.threads_fast * config.threads_second : config.threads_fast;
+    g.threads_second              = one_axis ? 1 : config.threads_second;
     const std::array<int, 3> tile = generic::team_tile(D, config);
     for (int k = 0; k < D; ++k) g.tile[k] = tile[k];
     for (int k = 0; k < D; ++k) g.tiles[k] = std::max(1, (g.count[k] + g.tile[k] - 1) / g.tile[k]);
@@ -350,14 +351,15 @@ class GenericExecutor {
 
   /// The hardware- or scratch-cached interior kernel.
   template <class Shape>
-  std::function<void(const T*, T*)> prepared_interior(const ExecSpace& space, const Shape& shape,
-                                                      const Geometry<D>& g, const GenericConfig& config) const {
+  std::function<void(const T*, T*)> prepared_interior(const ExecSpace& space, const Shape& shape, const Geometry<D>& g,
+                                                      const GenericConfig& config) const {
     const bool scratch = config.caching == GenericCaching::scratch;
     std::function<void(const T*, T*)> launch;
 
     with_outputs(config, [&](auto v) {
       constexpr int V = decltype(v)::value;
-      if (scratch) launch = prepared(space, InteriorKernel<T, D, Shape, V, true, ExecSpace>{nullptr, nullptr, g, shape});
+      if (scratch)
+        launch = prepared(space, InteriorKernel<T, D, Shape, V, true, ExecSpace>{nullptr, nullptr, g, shape});
       else launch = prepared(space, InteriorKernel<T, D, Shape, V, false, ExecSpace>{nullptr, nullptr, g, shape});
     });
     return launch;
@@ -389,8 +391,8 @@ class GenericExecutor {
   static std::function<void(const T*, T*)> prepared(const ExecSpace& space, const Kernel& kernel) {
     const Geometry<D>& g = kernel.g;
     const long teams     = league(g);
-    const int threads   = g.threads_fast * g.threads_second;
-    const int team_size = runs_on_host<ExecSpace>() ? 1 : threads;
+    const int threads    = g.threads_fast * g.threads_second;
+    const int team_size  = runs_on_host<ExecSpace>() ? 1 : threads;
     static_assert(sizeof(Kernel) < max_kernel_bytes, "a generic kernel must fit the launch parameters");
     using Policy = InteriorPolicy<ExecSpace>;
     Policy policy(space, static_cast<int>(teams), team_size);
@@ -411,8 +413,8 @@ class GenericExecutor {
     }
     const int most = policy.team_size_max(kernel, Kokkos::ParallelForTag());
     if (team_size > most) {
-      fail("apply", "generic variant: ", team_size, " threads per team exceed the ", most, " ",
-           ExecSpace::name(), " allows for this kernel");
+      fail("apply", "generic variant: ", team_size, " threads per team exceed the ", most, " ", ExecSpace::name(),
+           " allows for this kernel");
     }
     return [policy, kernel](const T* in, T* out) {
       Kernel k = kernel;

@@ -99,9 +99,8 @@ struct KokkosBackend {
   static std::unique_ptr<Launcher<ExecSpace, InView, OutView>> launcher(const ExecSpace& space, const Plan& plan,
                                                                         const Stencil<D>& stencil, const InView& in,
                                                                         const OutView& out, const Options& options) {
-    return std::make_unique<impl::GenericLauncher<D, ExecSpace, InView, OutView>>(space, stencil, in, out,
-                                                                                  plan.boundary, plan.fused_steps,
-                                                                                  options);
+    return std::make_unique<impl::GenericLauncher<D, ExecSpace, InView, OutView>>(
+        space, stencil, in, out, plan.boundary, plan.fused_steps, options);
   }
 };
 

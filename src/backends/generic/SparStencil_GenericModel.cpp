@@ -35,13 +35,12 @@ std::vector<GenericConfig> candidates(int dims, bool gpu) {
   // Streaming with one column a thread is left out (2-D, 3-D): it keeps a local-memory
   // frame and measured far slower than two columns (docs/GENERIC.md).
   if (dims == 2) {
-    return {{hw, 64, 4, 4},       {hw, 64, 4, 2},       {hw, 128, 2, 4},      {hw, 32, 8, 4},
-            {hw, 64, 4, 8},       {hw, 32, 4, 8},       {sw, 64, 4, 4},       {st, 64, 1, 128, 2},
-            {st, 128, 1, 128, 2}, {st, 128, 1, 256, 2}, {st, 32, 1, 256, 4},  {st, 64, 1, 128, 4},
-            {st, 64, 1, 256, 4},  {st, 128, 1, 128, 4}};
+    return {{hw, 64, 4, 4},      {hw, 64, 4, 2},      {hw, 128, 2, 4},     {hw, 32, 8, 4},       {hw, 64, 4, 8},
+            {hw, 32, 4, 8},      {sw, 64, 4, 4},      {st, 64, 1, 128, 2}, {st, 128, 1, 128, 2}, {st, 128, 1, 256, 2},
+            {st, 32, 1, 256, 4}, {st, 64, 1, 128, 4}, {st, 64, 1, 256, 4}, {st, 128, 1, 128, 4}};
   }
-  return {{hw, 32, 8, 4},     {hw, 64, 4, 4},     {hw, 32, 8, 8},     {hw, 64, 4, 8},    {hw, 64, 2, 8},
-          {sw, 32, 8, 4},     {st, 16, 8, 64, 2}, {st, 16, 8, 128, 2}, {st, 32, 8, 64, 2}, {st, 16, 16, 64, 2}};
+  return {{hw, 32, 8, 4}, {hw, 64, 4, 4},     {hw, 32, 8, 8},      {hw, 64, 4, 8},     {hw, 64, 2, 8},
+          {sw, 32, 8, 4}, {st, 16, 8, 64, 2}, {st, 16, 8, 128, 2}, {st, 32, 8, 64, 2}, {st, 16, 16, 64, 2}};
 }
 
 std::vector<GenericConfig> fused_candidates(int dims, bool gpu) {
@@ -55,10 +54,10 @@ std::vector<GenericConfig> fused_candidates(int dims, bool gpu) {
   // Streaming (StreamTemporalKernel, compiled shapes) first: `outputs` caps the planes a
   // team walks; shapes it has no kernel for run FusedKernel with the same team.
   if (dims == 2) {
-    return {{st, 128, 1, 1024}, {st, 256, 1, 1024}, {st, 64, 1, 1024}, {sw, 64, 4, 4},  {sw, 64, 4, 8},
-            {sw, 128, 2, 4},    {sw, 32, 8, 4},     {sw, 128, 2, 8},    {sw, 64, 2, 8}};
+    return {{st, 128, 1, 1024}, {st, 256, 1, 1024}, {st, 64, 1, 1024}, {sw, 64, 4, 4}, {sw, 64, 4, 8},
+            {sw, 128, 2, 4},    {sw, 32, 8, 4},     {sw, 128, 2, 8},   {sw, 64, 2, 8}};
   }
-  return {{st, 32, 8, 512}, {st, 16, 16, 512}, {st, 32, 4, 512}, {sw, 32, 8, 4},  {sw, 32, 8, 8},
+  return {{st, 32, 8, 512}, {st, 16, 16, 512}, {st, 32, 4, 512}, {sw, 32, 8, 4}, {sw, 32, 8, 8},
           {sw, 32, 4, 8},   {sw, 64, 4, 4},    {sw, 16, 16, 4},  {sw, 16, 4, 4}};
 }
 
@@ -82,8 +81,8 @@ std::array<int, 3> team_tile(int dims, const GenericConfig& c) {
 std::optional<CompiledShape> compiled_shape(const AnyStencil& stencil, bool gpu) {
   return std::visit(
       [&](const auto& s) -> std::optional<CompiledShape> {
-        constexpr int D = static_cast<int>(std::decay_t<decltype(s)>::rank);
-        const auto m    = impl::match_shape(s);
+        constexpr int D        = static_cast<int>(std::decay_t<decltype(s)>::rank);
+        const auto m           = impl::match_shape(s);
         const CompiledShape* c = m ? find_compiled_shape(D, *m, gpu && D >= 2) : nullptr;
         return c ? std::optional<CompiledShape>(*c) : std::nullopt;
       },
@@ -105,18 +104,18 @@ std::optional<CompiledShape> compiled_shape(const AnyStencil& stencil, bool gpu)
 Efficiency efficiency(const DeviceDescription& device) {
   Efficiency e;
   if (device.gpu) {
-    e.memory        = 0.85;
-    e.memory_16bit  = 0.72;
-    e.sm_bytes_per_cycle = {{{5.5, 6.0, 13.0}, {10.1, 12.9, 0}, {9.1, 12.3, 12.5}}};
-    e.compute       = 0.42;
-    e.compute_3d    = 0.30;
-    e.compute_f64   = 0.33;
-    e.walls_3d      = 0.74;
-    e.walls_2d_16bit = 0.87;  // H200, 10240^2: Heat-2D f16 0.85, Box-2D9P 0.90 (f32, f64 0.98-1.01)
-    e.rim_points_per_s = 25e9;
-    e.compute_wide  = 0.65;  // 15 x 15 and 5 x 5 x 5 boxes, float and double: 64-75% (RESULTS.md)
-    e.runtime_shape = 0.07;
-    e.temporal      = 0.1;
+    e.memory               = 0.85;
+    e.memory_16bit         = 0.72;
+    e.sm_bytes_per_cycle   = {{{5.5, 6.0, 13.0}, {10.1, 12.9, 0}, {9.1, 12.3, 12.5}}};
+    e.compute              = 0.42;
+    e.compute_3d           = 0.30;
+    e.compute_f64          = 0.33;
+    e.walls_3d             = 0.74;
+    e.walls_2d_16bit       = 0.87;  // H200, 10240^2: Heat-2D f16 0.85, Box-2D9P 0.90 (f32, f64 0.98-1.01)
+    e.rim_points_per_s     = 25e9;
+    e.compute_wide         = 0.65;  // 15 x 15 and 5 x 5 x 5 boxes, float and double: 64-75% (RESULTS.md)
+    e.runtime_shape        = 0.07;
+    e.temporal             = 0.1;
     e.stream_scratch_bytes = 232448;
   }
   return e;
@@ -165,21 +164,21 @@ std::optional<double> exchange_temporal_seconds(const PlanRequest& r, const Devi
                                                 const CompiledShape& shape) {
   const int t     = r.steps;
   const int bytes = storage_bytes(grid_format(r.precision, r.float_grids));
-  if (!d.gpu || d.wave_lanes != 32 || r.grid.size() != 3 || shape.radius != 1 || shape.streaming_only ||
-      t < 2 || t > exchange_temporal_depth(bytes, shape.kind == impl::ShapeKind::box) ||
+  if (!d.gpu || d.wave_lanes != 32 || r.grid.size() != 3 || shape.radius != 1 || shape.streaming_only || t < 2 ||
+      t > exchange_temporal_depth(bytes, shape.kind == impl::ShapeKind::box) ||
       !exchange_temporal_runs(r.grid[1], r.grid[2], r.boundary == Boundary::periodic, d.multiprocessors)) {
     return std::nullopt;
   }
-  const long chunks  = exchange_temporal_chunks(r.grid[0], r.grid[1], r.grid[2], d.multiprocessors);
-  const double tiles = static_cast<double>(chunks * exchange_tiles_across(r.grid[1], r.grid[2]));
-  const double planes = std::ceil(static_cast<double>(r.grid[0]) / chunks);
-  const double phases = planes + t + 3.0 * (t - 1) + 1;
-  const double tile_points  = exchange_tile_columns * exchange_tile_rows;
-  const double slots_per_s  = d.cuda_f32_flops / 2 / d.multiprocessors;  // an SM's FMA issue rate
-  const double per_point    = 32.0 + 1.12 * static_cast<double>(term_count(r.stencil));
-  const double work         = t * tile_points * per_point / slots_per_s;
-  const double memory       = tiles * tile_points * 2.0 * bytes / (d.memory_bytes_per_s * 0.865);
-  const double per_phase    = std::max(work, memory) + 0.5 * std::min(work, memory);
+  const long chunks        = exchange_temporal_chunks(r.grid[0], r.grid[1], r.grid[2], d.multiprocessors);
+  const double tiles       = static_cast<double>(chunks * exchange_tiles_across(r.grid[1], r.grid[2]));
+  const double planes      = std::ceil(static_cast<double>(r.grid[0]) / chunks);
+  const double phases      = planes + t + 3.0 * (t - 1) + 1;
+  const double tile_points = exchange_tile_columns * exchange_tile_rows;
+  const double slots_per_s = d.cuda_f32_flops / 2 / d.multiprocessors;  // an SM's FMA issue rate
+  const double per_point   = 32.0 + 1.12 * static_cast<double>(term_count(r.stencil));
+  const double work        = t * tile_points * per_point / slots_per_s;
+  const double memory      = tiles * tile_points * 2.0 * bytes / (d.memory_bytes_per_s * 0.865);
+  const double per_phase   = std::max(work, memory) + 0.5 * std::min(work, memory);
   // Under fixed_rim a rim launch copies the output's rim after the kernel, but iterate runs
   // it with its first launch only (the rim stays in place from then on): not counted.
   return phases * per_phase;
@@ -221,10 +220,11 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
   std::optional<double> best;
   for (const GenericConfig& c : fused_candidates(D, true)) {
     if (c.caching != GenericCaching::streaming) continue;
-    const int columns = stream_temporal_span_columns(bytes, R, c.threads_fast);
-    const int rows    = stream_temporal_span_rows(D, c.threads_second);
+    const int columns    = stream_temporal_span_columns(bytes, R, c.threads_fast);
+    const int rows       = stream_temporal_span_rows(D, c.threads_second);
     const double scratch = static_cast<double>(stream_temporal_planes(D, t)) *
-                           static_cast<double>(stream_temporal_plane(D, R, bytes, c.threads_fast, c.threads_second)) * bytes;
+                           static_cast<double>(stream_temporal_plane(D, R, bytes, c.threads_fast, c.threads_second)) *
+                           bytes;
     if (columns <= 2 * t * R || (D == 3 && rows <= 2 * t * R) || scratch > scratch_most) continue;
     // As the executor cuts the grid (temporal_geometry): tiles across, chunks of planes.
     double work = 1, across = 1;
@@ -246,7 +246,7 @@ std::optional<double> stream_temporal_seconds(const PlanRequest& r, const Device
 /// Points off the rim: (n - 2r) along each axis.
 long interior_points(const PlanRequest& r) {
   const std::vector<int> radii = radius(r.stencil);
-  long n = 1;
+  long n                       = 1;
   for (std::size_t k = 0; k < r.grid.size(); ++k) n *= std::max(0L, r.grid[k] - 2L * radii[k]);
   return n;
 }
@@ -262,18 +262,19 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   // The compute-bound boxes' kernel is the single step's streaming one: fused steps run
   // their terms as run-time data.
   const std::optional<CompiledShape> shape = compiled_shape(r.stencil, d.gpu);
-  const double precision_rate = r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops;
-  const double runtime_rate   = d.cuda_f32_flops * e.runtime_shape;
-  const double rate           = !shape                 ? runtime_rate
-                                : shape->streaming_only ? precision_rate * e.compute_wide
-                                : r.precision == Precision::f64 ? precision_rate * e.compute_f64
-                                : precision_rate * (r.grid.size() == 3 ? e.compute_3d : e.compute);
-  const double fused_rate     = shape && !shape->streaming_only ? rate : runtime_rate;
-  const double flops_per_step = points * 2.0 * static_cast<double>(term_count(r.stencil));
-  const int bytes             = storage_bytes(grid_format(r.precision, r.float_grids));
-  const double share          = d.memory_bytes_per_s * (bytes == 2 ? e.memory_16bit : e.memory);
-  const double sm_rate        = e.sm_bytes_per_cycle[r.grid.size() - 1][bytes == 2 ? 0 : bytes == 4 ? 1 : 2];
-  const double bandwidth      = sm_rate > 0 ? std::min(share, sm_rate * d.sm_cycles_per_second()) : share;
+  const double precision_rate              = r.precision == Precision::f64 ? d.cuda_f64_flops : d.cuda_f32_flops;
+  const double runtime_rate                = d.cuda_f32_flops * e.runtime_shape;
+  const double rate                        = !shape                  ? runtime_rate
+                                             : shape->streaming_only ? precision_rate * e.compute_wide
+                                             : r.precision == Precision::f64
+                                                 ? precision_rate * e.compute_f64
+                                                 : precision_rate * (r.grid.size() == 3 ? e.compute_3d : e.compute);
+  const double fused_rate                  = shape && !shape->streaming_only ? rate : runtime_rate;
+  const double flops_per_step              = points * 2.0 * static_cast<double>(term_count(r.stencil));
+  const int bytes                          = storage_bytes(grid_format(r.precision, r.float_grids));
+  const double share                       = d.memory_bytes_per_s * (bytes == 2 ? e.memory_16bit : e.memory);
+  const double sm_rate   = e.sm_bytes_per_cycle[r.grid.size() - 1][bytes == 2 ? 0 : bytes == 4 ? 1 : 2];
+  const double bandwidth = sm_rate > 0 ? std::min(share, sm_rate * d.sm_cycles_per_second()) : share;
   // Under walls a step computes the interior box; fixed_rim then launches over the rim
   // (interior leaves it alone; periodic steps run the streaming kernels, whose reads wrap,
   // as the periodic rates were measured).
@@ -283,10 +284,10 @@ Prediction predict(const PlanRequest& r, std::optional<bool> temporal_form) {
   const double rim_seconds = rim_launch ? rim_points / e.rim_points_per_s : 0.0;
   Prediction unfused;
   unfused.compute_seconds = r.steps * flops_per_step / rate;
-  const double walls_rate = !walls                           ? 1.0
-                            : r.grid.size() == 3              ? e.walls_3d
+  const double walls_rate = !walls                             ? 1.0
+                            : r.grid.size() == 3               ? e.walls_3d
                             : r.grid.size() == 2 && bytes == 2 ? e.walls_2d_16bit
-                                                              : 1.0;
+                                                               : 1.0;
   unfused.memory_seconds  = r.steps * points * 2.0 * bytes / (bandwidth * walls_rate);
   finish_prediction(unfused, r.steps * (d.launch_seconds + rim_seconds), points, r.steps);
   if (r.steps == 1 || temporal_form == false) return unfused;
@@ -327,12 +328,12 @@ class Model final : public BackendModel {
 
   Bids bid(const PlanRequest& r, const Plan& base, double) const override {
     Bids bids;
-    Plan p      = base;
-    p.backend   = "generic";
-    p.predicted = predict(r);
-    const char* how = r.steps == 1                 ? ""
-                      : p.predicted.temporal_blocking ? ", temporal blocking"
-                                                     : ", runs the steps unfused";
+    Plan p              = base;
+    p.backend           = "generic";
+    p.predicted         = predict(r);
+    const char* how     = r.steps == 1                    ? ""
+                          : p.predicted.temporal_blocking ? ", temporal blocking"
+                                                          : ", runs the steps unfused";
     std::string summary = p.predicted.bound + " bound on the plain cores" + how;
     bids.plans.push_back({std::move(p), std::move(summary)});
     return bids;

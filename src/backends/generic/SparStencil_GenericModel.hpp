@@ -71,7 +71,7 @@ std::array<int, 3> team_tile(int dims, const GenericConfig& c);
 /// a halo of `steps` radii on both sides, and along the blocking axis V - 1 more values,
 /// where the last group of V outputs of a region may run past it.
 SPARSTENCIL_HOST_DEVICE constexpr int fused_buffer_extent(int tile, int radius, int steps, int outputs,
-                                                         bool blocking_axis) {
+                                                          bool blocking_axis) {
   return tile + 2 * steps * radius + (blocking_axis ? outputs - 1 : 0);
 }
 
@@ -92,9 +92,9 @@ struct CompiledShape {
 /// The presets' shapes and the compute-bound boxes of the benchmarks (15 x 15, 5 x 5 x 5);
 /// SparStencil_Generic.hpp instantiates exactly these.
 inline constexpr CompiledShape compiled_shapes[] = {
-    {1, impl::ShapeKind::star, 1}, {1, impl::ShapeKind::star, 2},      {2, impl::ShapeKind::star, 1},
-    {2, impl::ShapeKind::box, 1},  {2, impl::ShapeKind::star, 3},      {2, impl::ShapeKind::box, 3},
-    {3, impl::ShapeKind::star, 1}, {3, impl::ShapeKind::box, 1},       {2, impl::ShapeKind::box, 7, true},
+    {1, impl::ShapeKind::star, 1},     {1, impl::ShapeKind::star, 2}, {2, impl::ShapeKind::star, 1},
+    {2, impl::ShapeKind::box, 1},      {2, impl::ShapeKind::star, 3}, {2, impl::ShapeKind::box, 3},
+    {3, impl::ShapeKind::star, 1},     {3, impl::ShapeKind::box, 1},  {2, impl::ShapeKind::box, 7, true},
     {3, impl::ShapeKind::box, 2, true}};
 
 /// Whether the shape `m` has a compiled kernel in the variant: `streaming` on a GPU, or
@@ -139,7 +139,8 @@ SPARSTENCIL_HOST_DEVICE constexpr int exchange_temporal_depth(int bytes, bool bo
 }
 /// Tiles across a grid of extents n1 (k = 1) and n2 (k = 2, the fastest).
 constexpr long exchange_tiles_across(long n1, long n2) {
-  return ((n1 + exchange_tile_rows - 1) / exchange_tile_rows) * ((n2 + exchange_tile_columns - 1) / exchange_tile_columns);
+  return ((n1 + exchange_tile_rows - 1) / exchange_tile_rows) *
+         ((n2 + exchange_tile_columns - 1) / exchange_tile_columns);
 }
 /// Whether it runs a grid on a device holding `resident` of its blocks at once: every tile
 /// across at once (its tiles wait on their neighbours), and under a periodic boundary
@@ -179,7 +180,7 @@ SPARSTENCIL_HOST_DEVICE constexpr int stream_temporal_span_rows(int dims, int th
 /// planes a launch of `steps` keeps: a ring of input planes (8 in 2-D, 4 in 3-D: the plane
 /// being summed, the one landing and the rest in flight), two for each level but the last.
 SPARSTENCIL_HOST_DEVICE constexpr long stream_temporal_plane(int dims, int radius, int bytes, int threads_fast,
-                                                              int threads_second) {
+                                                             int threads_second) {
   return static_cast<long>(dims == 3 ? stream_temporal_span_rows(dims, threads_second) + 2 * radius : 1) *
          (stream_temporal_span_columns(bytes, radius, threads_fast) +
           2 * stream_temporal_pad(radius, stream_temporal_columns(bytes, radius)));
@@ -192,7 +193,9 @@ SPARSTENCIL_HOST_DEVICE constexpr long stream_temporal_planes(int dims, int step
 /// The compiled shape `stencil` runs through on a GPU (where the streaming variant runs)
 /// or a host, if any.
 std::optional<CompiledShape> compiled_shape(const AnyStencil& stencil, bool gpu);
-inline bool has_compiled_kernel(const AnyStencil& stencil, bool gpu) { return compiled_shape(stencil, gpu).has_value(); }
+inline bool has_compiled_kernel(const AnyStencil& stencil, bool gpu) {
+  return compiled_shape(stencil, gpu).has_value();
+}
 
 /// What the executor reaches on a device, as it stands (measured on the H100 for every
 /// GPU: the same code path; 1 where unmeasured, docs/COST_MODEL.md).

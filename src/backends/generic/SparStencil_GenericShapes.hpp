@@ -69,7 +69,7 @@ struct RuntimeShape {
 template <class Shape>
 Shape fixed_shape(const Stencil<Shape::rank>& stencil, const Kokkos::Array<int, Shape::rank>& axis) {
   constexpr int D = Shape::rank;
-  using Acc = std::decay_t<decltype(Shape{}.weights[0])>;
+  using Acc       = std::decay_t<decltype(Shape{}.weights[0])>;
   Shape shape{};
   for (int i = 0; i < Shape::dense; ++i) shape.weights[i] = Acc(0);
   for (const Term<D>& t : stencil.terms()) {

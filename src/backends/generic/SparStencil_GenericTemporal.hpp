@@ -27,17 +27,18 @@ namespace sparstencil::impl {
 template <int D, class ExecSpace, class T>
 template <class InView, class OutView>
 GenericConfig GenericExecutor<D, ExecSpace, T>::temporal_runnable(GenericConfig config, const InView& in,
-                                                                 const OutView& out, int steps) const {
+                                                                  const OutView& out, int steps) const {
   if (config.caching != GenericCaching::streaming) {
     config.caching = GenericCaching::scratch;
     return config;
   }
-  const int R = m_match ? m_match->radius : 0;
+  const int R       = m_match ? m_match->radius : 0;
   const int columns = generic::stream_temporal_span_columns(sizeof(T), R, config.threads_fast);
   const int rows    = D == 3 ? generic::stream_temporal_span_rows(D, config.threads_second) : INT32_MAX;
   const long bytes  = generic::stream_temporal_planes(D, steps) *
                          generic::stream_temporal_plane(D, R, sizeof(T), config.threads_fast, config.threads_second) *
-                         static_cast<long>(sizeof(T)) + 16;  // + the kernel's alignment of a chunk
+                         static_cast<long>(sizeof(T)) +
+                     16;  // + the kernel's alignment of a chunk
   const bool runs = streams && m_match && steps <= generic::stream_temporal_depth(D, *m_match) &&
                     columns > 2 * steps * R && rows > 2 * steps * R && (D == 3 || config.threads_second == 1) &&
                     bytes <= stream_scratch_max();
@@ -69,8 +70,7 @@ bool GenericExecutor<D, ExecSpace, T>::exchange_runs(const InView& in, const Out
       return (g.extent[1] - 1L) * stride[1] + (g.extent[2] - 1L) * stride[2] <= INT32_MAX;
     };
     return offsets_fit(g.in_stride) && offsets_fit(g.out_stride) &&
-           generic::exchange_temporal_runs(g.extent[1], g.extent[2], boundary == Boundary::periodic,
-                                           multiprocessors());
+           generic::exchange_temporal_runs(g.extent[1], g.extent[2], boundary == Boundary::periodic, multiprocessors());
   }
 #endif
   (void)in, (void)out, (void)steps, (void)boundary;
@@ -82,8 +82,7 @@ long GenericExecutor<D, ExecSpace, T>::multiprocessors() {
 #if defined(SPARSTENCIL_BLOCK_LAUNCH)
   if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
     int count = 0;
-    SPARSTENCIL_GPU_CHECK(
-        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, Kokkos::Cuda().cuda_device()));
+    SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, Kokkos::Cuda().cuda_device()));
     return count;
   }
 #endif
@@ -113,16 +112,16 @@ std::function<void(const T*, T*)> GenericExecutor<D, ExecSpace, T>::prepared_exc
     const ExecSpace& space, const InView& in, const OutView& out, int steps, Boundary boundary) const {
 #if defined(SPARSTENCIL_BLOCK_LAUNCH)
   if constexpr (D == 3 && std::is_same_v<ExecSpace, Kokkos::Cuda> && (sizeof(T) == 4 || sizeof(T) == 8)) {
-    Geometry<D> g = geometry(in, out, GenericConfig{}, boundary == Boundary::periodic);
-    g.lo          = Kokkos::Array<int, D>{};
-    g.count       = g.extent;
-    g.tile[1]     = generic::exchange_tile_rows;
-    g.tile[2]     = generic::exchange_tile_columns;
-    g.tiles[1]    = (g.extent[1] + g.tile[1] - 1) / g.tile[1];
-    g.tiles[2]    = (g.extent[2] + g.tile[2] - 1) / g.tile[2];
+    Geometry<D> g     = geometry(in, out, GenericConfig{}, boundary == Boundary::periodic);
+    g.lo              = Kokkos::Array<int, D>{};
+    g.count           = g.extent;
+    g.tile[1]         = generic::exchange_tile_rows;
+    g.tile[2]         = generic::exchange_tile_columns;
+    g.tiles[1]        = (g.extent[1] + g.tile[1] - 1) / g.tile[1];
+    g.tiles[2]        = (g.extent[2] + g.tile[2] - 1) / g.tile[2];
     const long chunks = generic::exchange_temporal_chunks(g.extent[0], g.extent[1], g.extent[2], multiprocessors());
-    g.tile[0]  = static_cast<int>((g.extent[0] + chunks - 1) / chunks);
-    g.tiles[0] = (g.extent[0] + g.tile[0] - 1) / g.tile[0];
+    g.tile[0]         = static_cast<int>((g.extent[0] + chunks - 1) / chunks);
+    g.tiles[0]        = (g.extent[0] + g.tile[0] - 1) / g.tile[0];
     std::function<void(const T*, T*)> step;
     with_shape<false>(space, g, [&](const auto& shape) {
       using Shape = std::decay_t<decltype(shape)>;
@@ -153,19 +152,20 @@ std::function<void(const T*, T*)> GenericExecutor<D, ExecSpace, T>::prepared_exc
   }
 #endif
   (void)space, (void)in, (void)out, (void)steps, (void)boundary;
-  fail("iterate", "generic variant: the exchanging temporal kernel cannot run here (internal: exchange_runs() not applied)");
+  fail("iterate",
+       "generic variant: the exchanging temporal kernel cannot run here (internal: exchange_runs() not applied)");
 }
 
 template <int D, class ExecSpace, class T>
 template <class InView, class OutView>
 Geometry<D> GenericExecutor<D, ExecSpace, T>::temporal_geometry(const InView& in, const OutView& out,
-                                                                 const GenericConfig& config, int steps,
-                                                                 Boundary boundary) const {
-  Geometry<D> g   = geometry(in, out, config, boundary == Boundary::periodic);
-  const int R     = m_match->radius;
-  g.lo            = Kokkos::Array<int, D>{};
-  g.count         = g.extent;
-  g.tile[D - 1]   = generic::stream_temporal_span_columns(sizeof(T), R, config.threads_fast) - 2 * steps * R;
+                                                                const GenericConfig& config, int steps,
+                                                                Boundary boundary) const {
+  Geometry<D> g = geometry(in, out, config, boundary == Boundary::periodic);
+  const int R   = m_match->radius;
+  g.lo          = Kokkos::Array<int, D>{};
+  g.count       = g.extent;
+  g.tile[D - 1] = generic::stream_temporal_span_columns(sizeof(T), R, config.threads_fast) - 2 * steps * R;
   if constexpr (D == 3) g.tile[1] = generic::stream_temporal_span_rows(D, config.threads_second) - 2 * steps * R;
   for (int k = 1; k < D; ++k) g.tiles[k] = (g.extent[k] + g.tile[k] - 1) / g.tile[k];
   g.tile[0]  = config.outputs;
@@ -189,8 +189,8 @@ template <class Shape>
 std::function<void(const T*, T*)> GenericExecutor<D, ExecSpace, T>::prepared_stream_temporal(
     const ExecSpace& space, const Shape& shape, const Geometry<D>& g, int steps, Boundary boundary) const {
   if constexpr (streams && !std::is_same_v<Shape, RuntimeShape<D, Acc, MemorySpace>>) {
-    constexpr int W = generic::stream_temporal_columns(sizeof(T), Shape::radius);
-    constexpr int Y = generic::stream_temporal_rows(D);
+    constexpr int W   = generic::stream_temporal_columns(sizeof(T), Shape::radius);
+    constexpr int Y   = generic::stream_temporal_rows(D);
     const int threads = g.threads_fast * g.threads_second;
     auto make         = [&](auto depth) -> std::function<void(const T*, T*)> {
       using Kernel = StreamTemporalKernel<T, D, Shape, W, Y, decltype(depth)::value, ExecSpace>;
@@ -216,7 +216,8 @@ std::function<void(const T*, T*)> GenericExecutor<D, ExecSpace, T>::prepared_str
     with_depth<generic::stream_temporal_depth(D, Shape::radius)>(steps, [&](auto depth) { step = make(depth); });
     if (step) return step;
   }
-  fail("iterate", "generic variant: streaming temporal blocking cannot run here (internal: temporal_runnable() not applied)");
+  fail("iterate",
+       "generic variant: streaming temporal blocking cannot run here (internal: temporal_runnable() not applied)");
 }
 
 }  // namespace sparstencil::impl

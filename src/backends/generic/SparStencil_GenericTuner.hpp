@@ -67,19 +67,19 @@ std::string tuning_key(const ExecSpace& space, const GenericExecutor<D, ExecSpac
 /// (fused_depth() says how deep they fit).
 template <int D, class ExecSpace, class T, class InView, class OutView>
 GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, ExecSpace, T>& executor,
-                             const Stencil<D>& stencil, const InView& in, const OutView& out,
-                             Boundary boundary, const std::optional<GenericConfig>& forced,
-                             const GenericTuning& tuning, int steps = 1) {
+                             const Stencil<D>& stencil, const InView& in, const OutView& out, Boundary boundary,
+                             const std::optional<GenericConfig>& forced, const GenericTuning& tuning, int steps = 1) {
   if (forced) {
     GenericExecutor<D, ExecSpace, T>::check(*forced);
     return *forced;
   }
-  const bool gpu = !runs_on_host<ExecSpace>();
+  const bool gpu                        = !runs_on_host<ExecSpace>();
   std::vector<GenericConfig> candidates = steps > 1 ? generic::fused_candidates(D, gpu) : generic::candidates(D, gpu);
   if (steps > 1) {  // the temporal variants whose tile and halo fit team scratch (the caller checked one does)
-    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
-                                    [&](const GenericConfig& c) { return !executor.fused_fits(in, out, steps, c, boundary); }),
-                     candidates.end());
+    candidates.erase(
+        std::remove_if(candidates.begin(), candidates.end(),
+                       [&](const GenericConfig& c) { return !executor.fused_fits(in, out, steps, c, boundary); }),
+        candidates.end());
     if (candidates.empty()) fail("iterate", "no temporal-blocking variant fits team scratch for ", steps, " steps");
   }
   long points = 1;
@@ -97,8 +97,8 @@ GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, Ex
 
   static std::mutex mutex;  // one timing pass at a time
   const std::lock_guard<std::mutex> lock(mutex);
-  const std::string key = tuning_key(space, executor, stencil, in, out) + '|' + to_string(boundary) + "|steps " +
-                          std::to_string(steps);
+  const std::string key =
+      tuning_key(space, executor, stencil, in, out) + '|' + to_string(boundary) + "|steps " + std::to_string(steps);
   // Remembered by this process or loaded from a wisdom file (SparStencil_Wisdom.hpp).
   if (const std::optional<GenericConfig> known = wise_variant(key)) {
     if (std::find(candidates.begin(), candidates.end(), *known) != candidates.end()) return *known;
@@ -106,8 +106,8 @@ GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, Ex
   // Each candidate: one warm-up launch, then the median of three timed launches under the
   // caller's boundary (some variants cover the rim themselves). The launches write `out`,
   // which the caller's own launch overwrites next.
-  auto launch = [&](const GenericConfig& c) { executor.apply(space, in, out, boundary, c, steps); };
-  GenericConfig best = candidates.front();
+  auto launch         = [&](const GenericConfig& c) { executor.apply(space, in, out, boundary, c, steps); };
+  GenericConfig best  = candidates.front();
   double best_seconds = -1;
   for (const GenericConfig& c : candidates) {
     std::vector<double> seconds;

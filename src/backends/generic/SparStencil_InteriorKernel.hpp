@@ -16,10 +16,10 @@ namespace sparstencil::impl {
 
 template <class T, int D, class Shape, int V, bool Scratch, class ExecSpace>
 struct InteriorKernel {
-  using Acc    = accumulator_t<T>;
-  using Member      = TeamMember<ExecSpace>;
-  using ScratchView = TeamScratch<T, ExecSpace>;
-  static constexpr bool streaming = false;
+  using Acc                          = accumulator_t<T>;
+  using Member                       = TeamMember<ExecSpace>;
+  using ScratchView                  = TeamScratch<T, ExecSpace>;
+  static constexpr bool streaming    = false;
   static constexpr const char* label = Scratch ? "sparstencil::generic[scratch]" : "sparstencil::generic[cached]";
 
   const T* in;
@@ -50,7 +50,7 @@ struct InteriorKernel {
       rows(origin);
       return;
     }
-    const T* src = in;
+    const T* src                      = in;
     Kokkos::Array<long, D> src_stride = g.in_stride;
     if constexpr (Scratch) {
       const Kokkos::Array<int, D> e = scratch_extent();

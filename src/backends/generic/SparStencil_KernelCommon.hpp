@@ -25,7 +25,7 @@ template <int D>
 struct Geometry {
   Kokkos::Array<int, D> axis, lo, count, halo, tile, tiles;
   Kokkos::Array<long, D> in_stride, out_stride;
-  int threads_fast = 1;  ///< threads along k = D - 1 (2-D, 3-D) or k = 0 (1-D)
+  int threads_fast   = 1;  ///< threads along k = D - 1 (2-D, 3-D) or k = 0 (1-D)
   int threads_second = 1;
   /// Periodic boundary handled by the kernel itself (streaming): the "interior" is the
   /// whole grid (lo = 0) and reads wrap around; no rim kernel runs.
@@ -56,10 +56,10 @@ template <int V, class Shape, class Acc, class T>
 KOKKOS_FORCEINLINE_FUNCTION void accumulate(const Shape& shape, const T* KOKKOS_RESTRICT src, long base,
                                             const Kokkos::Array<long, Shape::rank>& stride, Acc (&acc)[V],
                                             const Kokkos::Array<int, Shape::rank>&) {
-  constexpr int R = Shape::radius;
+  constexpr int R            = Shape::radius;
   const T* KOKKOS_RESTRICT p = src + base;
-  const int s0 = static_cast<int>(stride[0]);
-  const int s1 = Shape::rank == 3 ? static_cast<int>(stride[1]) : 0;
+  const int s0               = static_cast<int>(stride[0]);
+  const int s1               = Shape::rank == 3 ? static_cast<int>(stride[1]) : 0;
   SPARSTENCIL_UNROLL
   for (int j = 0; j < V + 2 * R; ++j) {
     SPARSTENCIL_UNROLL
@@ -107,7 +107,7 @@ using InteriorLaunchBounds            = Kokkos::LaunchBounds<max_team_threads, 2
 /// the 4 KB parameter limit of CUDA and HIP): no copy of the kernel to constant memory and
 /// no event per launch, and a launch that stream capture records as it is (a CUDA graph
 /// replays it; a constant-memory copy would be replayed from a reused staging buffer).
-using LightWeight                  = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
+using LightWeight                      = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
 inline constexpr long max_kernel_bytes = 4096;
 template <class ExecSpace>
 using InteriorPolicy = Kokkos::TeamPolicy<ExecSpace, InteriorLaunchBounds, LightWeight>;

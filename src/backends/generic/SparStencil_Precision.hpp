@@ -11,13 +11,11 @@ namespace sparstencil {
 
 /// True where Kokkos has a genuine 16-bit half_t (CUDA, HIP, SYCL builds); on host-only
 /// Kokkos 3.4 builds half_t is an alias of float.
-inline constexpr bool has_distinct_half =
-    !std::is_same_v<Kokkos::Experimental::half_t, float>;
+inline constexpr bool has_distinct_half = !std::is_same_v<Kokkos::Experimental::half_t, float>;
 
 template <class T>
 inline constexpr bool is_supported_scalar =
-    std::is_same_v<T, float> || std::is_same_v<T, double> ||
-    std::is_same_v<T, Kokkos::Experimental::half_t>;
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Kokkos::Experimental::half_t>;
 
 /// The type sums are accumulated in.
 template <class T>
@@ -43,8 +41,7 @@ constexpr double unit_roundoff() {
 /// one more u_acc absorbs second-order terms.
 template <class T>
 constexpr double step_error_factor(std::size_t terms) {
-  return (static_cast<double>(terms) + 2.0) * unit_roundoff<accumulator_t<T>>() +
-         unit_roundoff<T>();
+  return (static_cast<double>(terms) + 2.0) * unit_roundoff<accumulator_t<T>>() + unit_roundoff<T>();
 }
 
 }  // namespace sparstencil

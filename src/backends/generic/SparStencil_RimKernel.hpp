@@ -29,9 +29,9 @@ KOKKOS_INLINE_FUNCTION auto& element(const View& v, const Kokkos::Array<int, D>&
 template <int D>
 struct RimSlabs {
   int count = 0;
-  Kokkos::Array<long, 2 * D + 1> begin;  ///< first flat index of each slab; begin[count] = total
+  Kokkos::Array<long, 2 * D + 1> begin;                       ///< first flat index of each slab; begin[count] = total
   Kokkos::Array<Kokkos::Array<int, D>, 2 * D> lower, extent;  ///< per slab, per kernel axis
-  Kokkos::Array<int, D> axis;                                  ///< view axis of kernel axis k
+  Kokkos::Array<int, D> axis;                                 ///< view axis of kernel axis k
 };
 
 /// Rim points under the boundary mode: periodic sums wrap their reads, fixed_rim copies
@@ -54,8 +54,8 @@ struct RimKernel {
     long rest = flat - m_slabs.begin[s];
     Kokkos::Array<int, D> i;
     for (int k = D - 1; k >= 0; --k) {
-      const int e               = m_slabs.extent[s][k];
-      i[m_slabs.axis[k]]        = m_slabs.lower[s][k] + static_cast<int>(rest % e);
+      const int e        = m_slabs.extent[s][k];
+      i[m_slabs.axis[k]] = m_slabs.lower[s][k] + static_cast<int>(rest % e);
       rest /= e;
     }
     point(i);

@@ -29,7 +29,8 @@ KOKKOS_INLINE_FUNCTION constexpr bool copies_async() {
 }
 /// Starts copying *from to *to (team scratch); only where copies_async<T>().
 template <class T>
-KOKKOS_FORCEINLINE_FUNCTION void copy_to_scratch_async([[maybe_unused]] T* to, [[maybe_unused]] const T* from) {  // (used on sm_80+ only)
+KOKKOS_FORCEINLINE_FUNCTION void copy_to_scratch_async([[maybe_unused]] T* to,
+                                                       [[maybe_unused]] const T* from) {  // (used on sm_80+ only)
   static_assert(copies_async<T>(), "copy_to_scratch_async: no asynchronous copies here (copies_async)");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
@@ -56,8 +57,8 @@ template <class T, int D, class Shape, int W, class ExecSpace>
 struct StreamKernel {
   static_assert(D >= 2, "streaming needs an axis to stream along and a plane across it");
   static_assert(W == 1 || W == 2 || W == 4, "columns per thread: 1, 2 or 4");
-  using Acc    = accumulator_t<T>;
-  using Member = TeamMember<ExecSpace>;
+  using Acc                          = accumulator_t<T>;
+  using Member                       = TeamMember<ExecSpace>;
   static constexpr int R             = Shape::radius;
   static constexpr int width         = 2 * R + 1;
   static constexpr bool streaming    = true;
@@ -91,9 +92,7 @@ struct StreamKernel {
   KOKKOS_INLINE_FUNCTION static int pitch(const Geometry<D>& g) { return g.tile[D - 1] + 2 * pad; }
   KOKKOS_INLINE_FUNCTION static int rows(const Geometry<D>& g) { return D == 3 ? g.tile[1] + 2 * R : 1; }
   /// Values of a plane that are read (tile plus halo), and the scratch a plane takes.
-  KOKKOS_INLINE_FUNCTION static int plane_elements(const Geometry<D>& g) {
-    return rows(g) * (g.tile[D - 1] + 2 * R);
-  }
+  KOKKOS_INLINE_FUNCTION static int plane_elements(const Geometry<D>& g) { return rows(g) * (g.tile[D - 1] + 2 * R); }
   KOKKOS_INLINE_FUNCTION static int plane_scratch(const Geometry<D>& g) { return rows(g) * pitch(g); }
   long scratch_bytes() const {
     return 2L * group * plane_scratch(g) * static_cast<long>(sizeof(T)) + static_cast<long>(sizeof(Chunk));
@@ -119,9 +118,9 @@ struct StreamKernel {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
-    const int span    = g.tile[D - 1] + 2 * R;  // values read per row
-    const int stride  = plane_scratch(g);
-    const int threads = g.threads_fast * g.threads_second;
+    const int span                     = g.tile[D - 1] + 2 * R;  // values read per row
+    const int stride                   = plane_scratch(g);
+    const int threads                  = g.threads_fast * g.threads_second;
     T* buffer = static_cast<T*>(team.team_scratch(0).get_shmem_aligned(2L * group * stride * sizeof(T), sizeof(Chunk)));
     const int outputs = g.count[0] - origin[0] < g.tile[0] ? g.count[0] - origin[0] : g.tile[0];
     const int planes  = outputs + 2 * R;
@@ -154,7 +153,7 @@ struct StreamKernel {
     for (int i = 0; i < loads_per_thread; ++i) {
       const int e = t + i * threads;
       Kokkos::Array<int, D> c;
-      c[D - 1]  = e % (span + shift) - shift;
+      c[D - 1] = e % (span + shift) - shift;
       if constexpr (D == 3) c[1] = e / (span + shift);
       place[i]  = (D == 3 ? c[1] * pitch(g) : 0) + pad - R + c[D - 1];
       inside[i] = c[D - 1] >= 0 && e < rows(g) * (span + shift);
@@ -172,7 +171,7 @@ struct StreamKernel {
     // Steps are fetched in order, each plane once.
     constexpr bool async = copies_async<T>();
     T staged[async ? 1 : group][loads_per_thread];
-    int z = z0;
+    int z      = z0;
     auto fetch = [&](int step, auto checked) {
       constexpr bool Checked = decltype(checked)::value;
       SPARSTENCIL_UNROLL
@@ -315,7 +314,8 @@ struct StreamKernel {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #pragma unroll 1
 #endif
-          for (int p = 0; p < last; ++p) sum_plane(buffer + ((step & 1) * group + p) * stride + corner, step * group + p);
+          for (int p = 0; p < last; ++p)
+            sum_plane(buffer + ((step & 1) * group + p) * stride + corner, step * group + p);
         } else if (step == 0 || (step + 1) * group > planes) {
           sum_group(step, std::true_type{});
         } else {

@@ -30,8 +30,7 @@ KOKKOS_FORCEINLINE_FUNCTION void copy_or_zero_async([[maybe_unused]] T* to, [[ma
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
   const int bytes   = inside ? static_cast<int>(sizeof(T)) : 0;
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(shared), "l"(from), "n"(sizeof(T)),
-               "r"(bytes));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(shared), "l"(from), "n"(sizeof(T)), "r"(bytes));
 #endif
 }
 /// Closes this thread's group of asynchronous copies issued since the last one.
@@ -60,9 +59,9 @@ template <class T, int D, class Shape, int W, int Y, int Depth, class ExecSpace>
 struct StreamTemporalKernel {
   static_assert(D == 2 || D == 3, "streaming temporal blocking walks planes of 2-D and 3-D grids");
   static_assert(D == 3 || Y == 1, "2-D planes are one row");
-  using value_type = T;
-  using Acc        = accumulator_t<T>;
-  using Member     = TeamMember<ExecSpace>;
+  using value_type                   = T;
+  using Acc                          = accumulator_t<T>;
+  using Member                       = TeamMember<ExecSpace>;
   static constexpr int R             = Shape::radius;
   static constexpr int width         = 2 * R + 1;
   static constexpr bool streaming    = false;  // (prepared()'s plane check is StreamKernel's)
@@ -103,7 +102,9 @@ struct StreamTemporalKernel {
     return generic::stream_temporal_plane(D, R, sizeof(T), g.threads_fast, g.threads_second);
   }
   KOKKOS_INLINE_FUNCTION static constexpr long scratch_planes() { return generic::stream_temporal_planes(D, Depth); }
-  long scratch_bytes() const { return scratch_values() * static_cast<long>(sizeof(T)) + static_cast<long>(sizeof(Chunk)); }
+  long scratch_bytes() const {
+    return scratch_values() * static_cast<long>(sizeof(T)) + static_cast<long>(sizeof(Chunk));
+  }
 
   /// Whether a star or box shape has the point (dz along k = 0, m along k = 1 in 3-D, f
   /// along the fastest axis).
@@ -162,19 +163,19 @@ struct StreamTemporalKernel {
   KOKKOS_INLINE_FUNCTION void walk(const Team& team, T* scratch) const {
     constexpr int lo_m = D == 3 ? -R : 0, hi_m = D == 3 ? R : 0;
     const Kokkos::Array<int, D> origin = tile_origin(g, team.league_rank());
-    const bool periodic = boundary == Boundary::periodic;
-    const int threads   = g.threads_fast * g.threads_second;
-    const int t         = team.team_rank();
-    const long plane    = plane_scratch(g);
+    const bool periodic                = boundary == Boundary::periodic;
+    const int threads                  = g.threads_fast * g.threads_second;
+    const int t                        = team.team_rank();
+    const long plane                   = plane_scratch(g);
     // Zero every plane once: the pads are never written and must hold finite values.
     for (long i = t; i < scratch_values(); i += threads) scratch[i] = T(0);
 
     // This thread's columns and rows: local span positions, grid coordinates, whether
     // each lies in the grid, on the rim, in the team's tile of outputs.
     constexpr int halo_span = Depth * R;  // values a plane spans beyond the tile on each side
-    const int column0   = (t % g.threads_fast) * W;
-    const int row0      = D == 3 ? t / g.threads_fast : 0;
-    const int n0        = g.extent[0];
+    const int column0       = (t % g.threads_fast) * W;
+    const int row0          = D == 3 ? t / g.threads_fast : 0;
+    const int n0            = g.extent[0];
     const T* read_at[Y][W];  // the point's place in plane 0 (any plane: + its offset)
     T* write_at[Y][W];
     bool inside[Y][W], rim[Y][W], owned[Y][W];
@@ -182,11 +183,11 @@ struct StreamTemporalKernel {
     for (int j = 0; j < Y; ++j) {
       SPARSTENCIL_UNROLL
       for (int w = 0; w < W; ++w) {
-        int local[2]     = {D == 3 ? row0 + j * g.threads_second : 0, column0 + w};
-        int extent[2]    = {D == 3 ? span_rows(g) : 1, span_columns(g)};
-        inside[j][w]     = true;
-        rim[j][w]        = false;
-        owned[j][w]      = true;
+        int local[2]   = {D == 3 ? row0 + j * g.threads_second : 0, column0 + w};
+        int extent[2]  = {D == 3 ? span_rows(g) : 1, span_columns(g)};
+        inside[j][w]   = true;
+        rim[j][w]      = false;
+        owned[j][w]    = true;
         long in_offset = 0, out_offset = 0;
         for (int k = D == 3 ? 1 : 2; k < 3; ++k) {
           const int a = k - (3 - D);  // kernel axis: 1 (3-D rows) or D - 1 (columns)
@@ -196,7 +197,7 @@ struct StreamTemporalKernel {
           const bool in_grid = c >= 0 && c < n;
           inside[j][w]       = inside[j][w] && in_grid;
           rim[j][w]          = rim[j][w] || (in_grid && (c < g.halo[a] || c >= n - g.halo[a]));
-          owned[j][w] = owned[j][w] && local[k - 1] >= halo_span && local[k - 1] < extent[k - 1] - halo_span &&
+          owned[j][w]        = owned[j][w] && local[k - 1] >= halo_span && local[k - 1] < extent[k - 1] - halo_span &&
                         origin[a] + local[k - 1] - halo_span < n;
           if (in_grid) {
             in_offset += static_cast<long>(c) * g.in_stride[a];
@@ -212,7 +213,7 @@ struct StreamTemporalKernel {
     auto corner = [&](int j) {
       return (D == 3 ? static_cast<long>(R + row0 + j * g.threads_second) * pitch(g) : 0L) + pad + column0;
     };
-    T* const input    = scratch;
+    T* const input = scratch;
 
     // The chunk's planes: inputs [first, first + inputs), outputs [origin[0], + outputs).
     const int outputs = n0 - origin[0] < g.tile[0] ? n0 - origin[0] : g.tile[0];
@@ -329,7 +330,7 @@ struct StreamTemporalKernel {
               for (int f = -R; f <= R; ++f) {
                 if (!has(dz, m, f)) continue;
                 const Acc weight = shape.weights[(dz + R) * Shape::rest_count + Shape::rest_index(m, f)];
-                Acc(&sum)[W] = acc[s - 1][j][ring_slot(Turn, s, dz)];
+                Acc(&sum)[W]     = acc[s - 1][j][ring_slot(Turn, s, dz)];
                 SPARSTENCIL_UNROLL
                 for (int w = 0; w < W; ++w) {
                   const Acc term = weight * static_cast<Acc>(x[pad + w + f]);
@@ -358,8 +359,8 @@ struct StreamTemporalKernel {
               if (!in_grid) value[s - 1][j][w] = T(0);
               else if (on_rim) value[s - 1][j][w] = read_at[j][w][z_base];
               if (s == Depth) {
-                keep[j][w] = keep[j][w] && in_grid && !(on_rim && boundary == Boundary::interior) &&
-                             o >= origin[0] && o < origin[0] + outputs;
+                keep[j][w] = keep[j][w] && in_grid && !(on_rim && boundary == Boundary::interior) && o >= origin[0] &&
+                             o < origin[0] + outputs;
               }
             }
           }
@@ -393,9 +394,7 @@ struct StreamTemporalKernel {
       wait_scratch_groups<ahead>();
       team.team_barrier();
     };
-    auto run_checked = [&](int p) {
-      with_turn<width>(p % width, [&](auto turn) { run(p, turn, std::true_type{}); });
-    };
+    auto run_checked = [&](int p) { with_turn<width>(p % width, [&](auto turn) { run(p, turn, std::true_type{}); }); };
     // Phases [lo, hi) run unchecked, unrolled by 2R + 1 (every turn a constant): those whose
     // level planes all lie inside the grid off the rim (any plane, when periodic) and whose
     // last level's plane is one of the chunk's outputs, for a team whose span lies inside
@@ -408,13 +407,13 @@ struct StreamTemporalKernel {
       team_plain     = team_plain && (periodic || (low >= g.halo[k] && high <= g.extent[k] - g.halo[k]));
     }
     // Level s's plane in phase p is first + p - s (R + 1): levels 1 (newest) and Depth (oldest).
-    const int chunk_start = origin[0] - first + Depth * (R + 1);     // oldest >= origin[0]
-    const int rim_start   = g.halo[0] - first + Depth * (R + 1);     // oldest off the rim
-    const int rim_end     = n0 - g.halo[0] - first + (R + 1);        // newest off the rim
-    int lo = periodic || chunk_start > rim_start ? chunk_start : rim_start;
-    int hi = periodic || phases < rim_end ? phases : rim_end;
-    lo     = (lo + width - 1) / width * width;
-    hi     = hi / width * width < lo ? lo : hi / width * width;
+    const int chunk_start = origin[0] - first + Depth * (R + 1);  // oldest >= origin[0]
+    const int rim_start   = g.halo[0] - first + Depth * (R + 1);  // oldest off the rim
+    const int rim_end     = n0 - g.halo[0] - first + (R + 1);     // newest off the rim
+    int lo                = periodic || chunk_start > rim_start ? chunk_start : rim_start;
+    int hi                = periodic || phases < rim_end ? phases : rim_end;
+    lo                    = (lo + width - 1) / width * width;
+    hi                    = hi / width * width < lo ? lo : hi / width * width;
     if (!team_plain) lo = hi = phases;
     for (int p = 0; p < lo; ++p) run_checked(p);
     for (int p0 = lo; p0 < hi; p0 += width) {

@@ -30,8 +30,7 @@ inline Boundary boundary_from_string(std::string_view text) {
   for (Boundary b : {Boundary::interior, Boundary::periodic, Boundary::fixed_rim}) {
     if (text == to_string(b)) return b;
   }
-  impl::fail("boundary_from_string", "unknown boundary '", text,
-             "' (known: interior, periodic, fixed_rim)");
+  impl::fail("boundary_from_string", "unknown boundary '", text, "' (known: interior, periodic, fixed_rim)");
 }
 
 }  // namespace sparstencil

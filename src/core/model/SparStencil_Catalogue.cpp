@@ -21,8 +21,7 @@ using nlohmann::json;
 
 [[noreturn]] void entry_error(std::string_view origin, std::size_t index, const std::string& name,
                               const std::string& what) {
-  impl::fail("load_catalogue", origin, ": entry ", index, name.empty() ? "" : " ('" + name + "')",
-             ": ", what);
+  impl::fail("load_catalogue", origin, ": entry ", index, name.empty() ? "" : " ('" + name + "')", ": ", what);
 }
 
 /// An integer that fits an int (json's get<int>() would truncate 4294967297 to 1).
@@ -54,7 +53,7 @@ CatalogueEntry parse_entry(const json& item, std::size_t index, std::string_view
   };
   const std::string shape  = optional_text("shape");
   const std::string source = optional_text("source");
-  const json& dims_json = field("dims");
+  const json& dims_json    = field("dims");
   if (!is_int(dims_json) || dims_json.get<int>() < 1 || dims_json.get<int>() > 3) {
     error("field 'dims' must be 1, 2 or 3, found " + json_value_string(dims_json));
   }
@@ -99,8 +98,9 @@ CatalogueEntry parse_entry(const json& item, std::size_t index, std::string_view
   for (const std::vector<int>& offset : offsets) {
     for (int c : offset) widest = std::max(widest, c < 0 ? -static_cast<long>(c) : static_cast<long>(c));
   }
-  for (const auto& [key, actual, meaning] : {std::tuple{"radius", static_cast<long>(widest), "the largest |offset component|"},
-                                             std::tuple{"points", static_cast<long>(offsets.size()), "the offsets listed"}}) {
+  for (const auto& [key, actual, meaning] :
+       {std::tuple{"radius", static_cast<long>(widest), "the largest |offset component|"},
+        std::tuple{"points", static_cast<long>(offsets.size()), "the offsets listed"}}) {
     const auto it = item.find(key);
     if (it == item.end()) continue;
     if (!is_int(*it)) error(std::string("field '") + key + "' must be an integer, found " + json_value_string(*it));
@@ -125,8 +125,7 @@ std::vector<CatalogueEntry> parse_catalogue(std::string_view json_text, std::str
   } catch (const json::exception& e) {  // a syntax error, or a number beyond a double's range
     const impl::JsonFault fault = impl::json_fault(json_text);
     if (fault.entry < 0) impl::fail("load_catalogue", origin, ": not valid JSON: ", e.what());
-    const std::string where =
-        fault.path.size() < 2 ? "" : " in field '" + impl::json_path_string(fault.path, 1) + "'";
+    const std::string where = fault.path.size() < 2 ? "" : " in field '" + impl::json_path_string(fault.path, 1) + "'";
     entry_error(origin, static_cast<std::size_t>(fault.entry), fault.entry_name,
                 "not valid JSON" + where + ": " + e.what());
   }
@@ -136,8 +135,9 @@ std::vector<CatalogueEntry> parse_catalogue(std::string_view json_text, std::str
     entries.push_back(parse_entry(document[i], i, origin));
     for (std::size_t j = 0; j < i; ++j) {  // names are compared as lookups compare them: one entry a name
       if (presets::canonical(entries[j].name) == presets::canonical(entries[i].name)) {
-        entry_error(origin, i, entries[i].name, "its name is entry " + std::to_string(j) + "'s ('" + entries[j].name +
-                                                    "') again: names must differ beyond case, '-' and '_'");
+        entry_error(origin, i, entries[i].name,
+                    "its name is entry " + std::to_string(j) + "'s ('" + entries[j].name +
+                        "') again: names must differ beyond case, '-' and '_'");
       }
     }
   }

@@ -21,8 +21,7 @@ struct CatalogueEntry {
 
 /// Parses catalogue JSON text; `origin` names it in error messages. Throws
 /// std::runtime_error naming the entry and field at fault.
-std::vector<CatalogueEntry> parse_catalogue(std::string_view json_text,
-                                            std::string_view origin = "catalogue");
+std::vector<CatalogueEntry> parse_catalogue(std::string_view json_text, std::string_view origin = "catalogue");
 
 /// Reads and parses a catalogue file.
 std::vector<CatalogueEntry> load_catalogue(const std::string& path);

@@ -73,7 +73,8 @@ class FaceConditions {
   void validate(std::string_view function) const {
     for (int a = 0; a < D; ++a) {
       if ((m_faces[a][0].rule == FaceRule::periodic) != (m_faces[a][1].rule == FaceRule::periodic)) {
-        impl::fail(function, "axis ", a, " has a periodic face and a ", to_string(m_faces[a][0].rule == FaceRule::periodic ? m_faces[a][1].rule : m_faces[a][0].rule),
+        impl::fail(function, "axis ", a, " has a periodic face and a ",
+                   to_string(m_faces[a][0].rule == FaceRule::periodic ? m_faces[a][1].rule : m_faces[a][0].rule),
                    " face: periodic joins the two ends, so both faces of the axis must be periodic");
       }
       for (int s = 0; s < 2; ++s) {
@@ -118,8 +119,8 @@ class FaceConditions {
  private:
   static void check_face(std::string_view function, int axis, int side) {
     if (axis < 0 || axis >= D || side < 0 || side > 1) {
-      impl::fail(function, "face (axis ", axis, ", side ", side, ") does not exist in ", D,
-                 "-D (axes 0..", D - 1, ", sides 0 and 1)");
+      impl::fail(function, "face (axis ", axis, ", side ", side, ") does not exist in ", D, "-D (axes 0..", D - 1,
+                 ", sides 0 and 1)");
     }
   }
   std::array<std::array<FaceCondition, 2>, D> m_faces{};

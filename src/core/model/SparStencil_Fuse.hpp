@@ -55,7 +55,7 @@ struct FusedTable {
 template <int D>
 FusedTable<D> stencil_table(const Stencil<D>& stencil) {
   FusedTable<D> table;
-  table.reach = stencil.radius();
+  table.reach       = stencil.radius();
   std::size_t cells = 1;
   for (int a = 0; a < D; ++a) cells *= table.extent(a);
   table.weights.assign(cells, 0.0);
@@ -90,7 +90,7 @@ FusedTable<D> next_table(const FusedTable<D>& table, const Stencil<D>& stencil) 
         first[a] = static_cast<int>(rest % table.extent(a)) - table.reach[a] + term->offset[a];
         rest /= table.extent(a);
       }
-      first[D - 1] = -table.reach[D - 1] + term->offset[D - 1];
+      first[D - 1]                    = -table.reach[D - 1] + term->offset[D - 1];
       const double* from              = table.weights.data() + r * row;
       const unsigned char* from_reach = table.reached.data() + r * row;
       double* to                      = next.weights.data() + next.index(first);
@@ -118,7 +118,7 @@ bool fused_table(const Stencil<D>& stencil, int t, std::size_t max_terms, FusedT
     double& weight      = table.weights.front();
     const double factor = weight;
     for (int step = 1; step < t && std::isfinite(weight); ++step) {
-      const double next = 0.0 + weight * factor;  // as the table's sums form it
+      const double next = 0.0 + weight * factor;                                // as the table's sums form it
       if (next == weight && std::signbit(next) == std::signbit(weight)) break;  // a fixed point
       weight = next;
     }
@@ -155,8 +155,9 @@ Stencil<D> fuse(const Stencil<D>& stencil, int t) {
   terms.reserve(table.count);
   table.for_each([&](const Offset<D>& offset, double weight) {
     if (!std::isfinite(weight)) {
-      impl::fail("fuse", "fusing ", t, " steps of stencil '", stencil.name(), "' overflows: the fused weight at offset ",
-                 impl::tuple_string(offset), " is not finite (a double holds up to 1.8e308); fuse fewer steps");
+      impl::fail("fuse", "fusing ", t, " steps of stencil '", stencil.name(),
+                 "' overflows: the fused weight at offset ", impl::tuple_string(offset),
+                 " is not finite (a double holds up to 1.8e308); fuse fewer steps");
     }
     terms.push_back({offset, weight});
   });

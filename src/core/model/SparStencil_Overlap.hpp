@@ -50,7 +50,7 @@ inline Overlap grid_overlap(std::uintptr_t x, const long* x_stride, const long* 
     for (int a = 0; a < dims; ++a) (stride[a] < 0 ? low : high) += (extent[a] - 1) * stride[a];
     const auto bytes = static_cast<long>(element_bytes);
     return std::pair<std::uintptr_t, std::uintptr_t>{first + static_cast<std::uintptr_t>(low * bytes),
-                                                      first + static_cast<std::uintptr_t>((high + 1) * bytes)};
+                                                     first + static_cast<std::uintptr_t>((high + 1) * bytes)};
   };
   for (int a = 0; a < dims; ++a) {
     if (x_extent[a] < 1 || y_extent[a] < 1) return Overlap::none;
@@ -66,7 +66,7 @@ inline Overlap grid_overlap(std::uintptr_t x, const long* x_stride, const long* 
   std::array<std::array<long, 3>, 8> axes{};  // |stride|, lo, hi
   for (int a = 0; a < dims; ++a) {
     const long lo = -(y_extent[a] - 1), hi = x_extent[a] - 1;
-    axes[a]       = x_stride[a] >= 0 ? std::array<long, 3>{x_stride[a], lo, hi} : std::array<long, 3>{-x_stride[a], -hi, -lo};
+    axes[a] = x_stride[a] >= 0 ? std::array<long, 3>{x_stride[a], lo, hi} : std::array<long, 3>{-x_stride[a], -hi, -lo};
   }
   std::sort(axes.begin(), axes.begin() + dims, [](const auto& p, const auto& q) { return p[0] > q[0]; });
   long stride[8], lo[8], hi[8];

@@ -30,8 +30,8 @@ class Parser {
   [[noreturn]] void error(const std::string& what) const { error_at(m_pos, what); }
   [[noreturn]] void error_at(std::size_t column, const std::string& what) const {
     std::ostringstream message;
-    message << "sparstencil::parse_stencil: " << what << " at column " << column + 1 << "\n  "
-            << m_text << "\n  " << std::string(column, ' ') << "^";
+    message << "sparstencil::parse_stencil: " << what << " at column " << column + 1 << "\n  " << m_text << "\n  "
+            << std::string(column, ' ') << "^";
     throw ParseError(message.str(), column);
   }
 
@@ -69,8 +69,8 @@ class Parser {
     const std::size_t start = m_pos;
     while (m_pos < m_text.size() && !at_separator()) ++m_pos;
     const std::string token(m_text.substr(start, m_pos - start));
-    char* end = nullptr;
-    errno     = 0;
+    char* end      = nullptr;
+    errno          = 0;
     const double w = token.empty() ? 0.0 : std::strtod(token.c_str(), &end);
     if (token.empty() || end != token.c_str() + token.size()) {
       error_at(start, "expected a number for the weight, found '" + token + "'");
@@ -94,9 +94,8 @@ class Parser {
       if (!consume(':')) error("expected ':' and a weight after the offset");
       weights.push_back(parse_weight());
       if (!offsets.empty() && offset.size() != offsets.front().size()) {
-        error_at(starts.back(), "mixed dimensions: this offset has " +
-                                    std::to_string(offset.size()) + " coordinates, the first has " +
-                                    std::to_string(offsets.front().size()));
+        error_at(starts.back(), "mixed dimensions: this offset has " + std::to_string(offset.size()) +
+                                    " coordinates, the first has " + std::to_string(offsets.front().size()));
       }
       offsets.push_back(offset);
       skip_separators();
@@ -106,8 +105,8 @@ class Parser {
 
   AnyStencil parse_named() {
     const std::size_t start = m_pos;
-    while (m_pos < m_text.size() && (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) ||
-                                     m_text[m_pos] == '-' || m_text[m_pos] == '_')) {
+    while (m_pos < m_text.size() &&
+           (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) || m_text[m_pos] == '-' || m_text[m_pos] == '_')) {
       ++m_pos;
     }
     const std::string word(m_text.substr(start, m_pos - start));
@@ -132,8 +131,7 @@ class Parser {
     skip_separators();
     if (m_pos != m_text.size()) error("unexpected text after the radius");
     if (r < 1 || r > max_supported_radius) {
-      error_at(radius_at, "radius " + std::to_string(r) + " is outside 1.." +
-                              std::to_string(max_supported_radius));
+      error_at(radius_at, "radius " + std::to_string(r) + " is outside 1.." + std::to_string(max_supported_radius));
     }
     return is_star ? star(dim - '0', static_cast<int>(r)) : box(dim - '0', static_cast<int>(r));
   }

@@ -18,8 +18,7 @@ namespace sparstencil {
 /// A syntax error in the text form; what() shows the text with a caret under the fault.
 class ParseError : public std::runtime_error {
  public:
-  ParseError(const std::string& message, std::size_t column)
-      : std::runtime_error(message), m_column(column) {}
+  ParseError(const std::string& message, std::size_t column) : std::runtime_error(message), m_column(column) {}
   /// 0-based position of the fault in the text.
   std::size_t column() const { return m_column; }
 

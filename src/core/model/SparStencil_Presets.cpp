@@ -62,14 +62,10 @@ std::string canonical(std::string_view name) {
 }
 
 Stencil<1> heat_1d() { return ftcs_star<1>(0.25, -2.0, {1.0}, "Heat-1D"); }
-Stencil<1> d1_5p() {
-  return ftcs_star<1>(0.25, -30.0 / 12, {16.0 / 12, -1.0 / 12}, "1D5P");
-}
+Stencil<1> d1_5p() { return ftcs_star<1>(0.25, -30.0 / 12, {16.0 / 12, -1.0 / 12}, "1D5P"); }
 Stencil<2> heat_2d() { return ftcs_star<2>(0.125, -2.0, {1.0}, "Heat-2D"); }
 Stencil<2> box_2d9p() { return tensor_box<2>({0.25, 0.5, 0.25}, "Box-2D9P"); }
-Stencil<2> star_2d13p() {
-  return ftcs_star<2>(0.1, -49.0 / 18, {1.5, -0.15, 1.0 / 90}, "Star-2D13P");
-}
+Stencil<2> star_2d13p() { return ftcs_star<2>(0.1, -49.0 / 18, {1.5, -0.15, 1.0 / 90}, "Star-2D13P"); }
 Stencil<2> box_2d49p() {
   const double b = 1.0 / 64;
   return tensor_box<2>({b, 6 * b, 15 * b, 20 * b, 15 * b, 6 * b, b}, "Box-2D49P");
@@ -78,8 +74,7 @@ Stencil<3> heat_3d() { return ftcs_star<3>(0.125, -2.0, {1.0}, "Heat-3D"); }
 Stencil<3> box_3d27p() { return tensor_box<3>({0.25, 0.5, 0.25}, "Box-3D27P"); }
 
 std::vector<AnyStencil> standard_set() {
-  return {heat_1d(), d1_5p(),      heat_2d(), box_2d9p(),
-          star_2d13p(), box_2d49p(), heat_3d(), box_3d27p()};
+  return {heat_1d(), d1_5p(), heat_2d(), box_2d9p(), star_2d13p(), box_2d49p(), heat_3d(), box_3d27p()};
 }
 
 const std::vector<std::string_view>& names() {

@@ -54,8 +54,7 @@ bool in_interior(const Stencil<D>& stencil, const typename HostGrid<D>::index_ty
 /// One step of `stencil` from `in` into `out` under the boundary contract
 /// (SparStencil_Boundary.hpp). `out` must have the extents of `in`.
 template <int D>
-void reference_apply(const Stencil<D>& stencil, const HostGrid<D>& in, HostGrid<D>& out,
-                     Boundary boundary) {
+void reference_apply(const Stencil<D>& stencil, const HostGrid<D>& in, HostGrid<D>& out, Boundary boundary) {
   SPARSTENCIL_ASSERT(in.extents == out.extents);
   for (std::size_t flat = 0; flat < in.values.size(); ++flat) {
     const std::array<int, D> i = in.point(flat);
@@ -79,8 +78,7 @@ void reference_apply(const Stencil<D>& stencil, const HostGrid<D>& in, HostGrid<
 /// `steps` reference steps; returns the final field. Both buffers start as `in`, so the
 /// rim left untouched by Boundary::interior keeps the initial values.
 template <int D>
-HostGrid<D> reference_iterate(const Stencil<D>& stencil, const HostGrid<D>& in, int steps,
-                              Boundary boundary) {
+HostGrid<D> reference_iterate(const Stencil<D>& stencil, const HostGrid<D>& in, int steps, Boundary boundary) {
   HostGrid<D> a = in, b = in;
   for (int s = 0; s < steps; ++s) {
     reference_apply(stencil, a, b, boundary);

@@ -4,8 +4,7 @@ namespace sparstencil {
 namespace {
 
 template <int D>
-Stencil<D> build(const std::vector<std::vector<int>>& offsets, const std::vector<double>& weights,
-                 std::string name) {
+Stencil<D> build(const std::vector<std::vector<int>>& offsets, const std::vector<double>& weights, std::string name) {
   std::vector<Term<D>> terms;
   for (std::size_t i = 0; i < offsets.size(); ++i) {
     Term<D> term{{}, weights[i]};
@@ -17,8 +16,8 @@ Stencil<D> build(const std::vector<std::vector<int>>& offsets, const std::vector
 
 }  // namespace
 
-AnyStencil make_stencil(const std::vector<std::vector<int>>& offsets,
-                        const std::vector<double>& weights, std::string name) {
+AnyStencil make_stencil(const std::vector<std::vector<int>>& offsets, const std::vector<double>& weights,
+                        std::string name) {
   if (offsets.empty()) impl::fail("make_stencil", "empty stencil: at least one term is needed");
   if (offsets.size() != weights.size()) {
     impl::fail("make_stencil", offsets.size(), " offsets but ", weights.size(),
@@ -31,9 +30,8 @@ AnyStencil make_stencil(const std::vector<std::vector<int>>& offsets,
   }
   for (std::size_t i = 1; i < offsets.size(); ++i) {
     if (offsets[i].size() != dims) {
-      impl::fail("make_stencil", "mixed dimensions: term ", i, " offset ",
-                 impl::tuple_string(offsets[i]), " has ", offsets[i].size(),
-                 " coordinates but term 0 has ", dims);
+      impl::fail("make_stencil", "mixed dimensions: term ", i, " offset ", impl::tuple_string(offsets[i]), " has ",
+                 offsets[i].size(), " coordinates but term 0 has ", dims);
     }
   }
   switch (dims) {

@@ -27,9 +27,7 @@ template <int D>
 struct Term {
   Offset<D> offset;
   double weight;
-  friend bool operator==(const Term& a, const Term& b) {
-    return a.offset == b.offset && a.weight == b.weight;
-  }
+  friend bool operator==(const Term& a, const Term& b) { return a.offset == b.offset && a.weight == b.weight; }
 };
 
 /// A validated stencil. Terms are kept sorted by offset (lexicographic).
@@ -51,14 +49,14 @@ class Stencil {
     for (std::size_t i = 0; i < m_terms.size(); ++i) {
       const Term<D>& term = m_terms[i];
       if (!std::isfinite(term.weight)) {
-        impl::fail("Stencil", "term ", i, " at offset ", impl::tuple_string(term.offset),
-                   " has a non-finite weight (", term.weight, ")");
+        impl::fail("Stencil", "term ", i, " at offset ", impl::tuple_string(term.offset), " has a non-finite weight (",
+                   term.weight, ")");
       }
       for (int a = 0; a < D; ++a) {
         // (Not std::abs: it overflows for INT_MIN.)
         if (term.offset[a] < -max_supported_radius || term.offset[a] > max_supported_radius) {
-          impl::fail("Stencil", "offset ", impl::tuple_string(term.offset),
-                     " is beyond the supported radius ", max_supported_radius, " along axis ", a);
+          impl::fail("Stencil", "offset ", impl::tuple_string(term.offset), " is beyond the supported radius ",
+                     max_supported_radius, " along axis ", a);
         }
       }
     }
@@ -118,20 +116,24 @@ inline std::size_t term_count(const AnyStencil& s) {
 }
 /// The largest |weight| of a run-time stencil.
 inline double largest_weight(const AnyStencil& s) {
-  return std::visit([](const auto& st) {
-    double most = 0;
-    for (const auto& t : st.terms()) most = std::max(most, t.weight < 0 ? -t.weight : t.weight);
-    return most;
-  }, s);
+  return std::visit(
+      [](const auto& st) {
+        double most = 0;
+        for (const auto& t : st.terms()) most = std::max(most, t.weight < 0 ? -t.weight : t.weight);
+        return most;
+      },
+      s);
 }
 /// The sum of |weights| of a run-time stencil: an output's largest magnitude over the
 /// inputs' largest.
 inline double abs_weight_sum(const AnyStencil& s) {
-  return std::visit([](const auto& st) {
-    double sum = 0;
-    for (const auto& t : st.terms()) sum += t.weight < 0 ? -t.weight : t.weight;
-    return sum;
-  }, s);
+  return std::visit(
+      [](const auto& st) {
+        double sum = 0;
+        for (const auto& t : st.terms()) sum += t.weight < 0 ? -t.weight : t.weight;
+        return sum;
+      },
+      s);
 }
 
 /// The D-dimensional stencil held by `s`; throws when it has another dimension.
@@ -145,8 +147,8 @@ const Stencil<D>& as(const AnyStencil& s) {
 
 /// Builds a stencil from offsets of run-time length; all offsets must have the same
 /// number of coordinates (1, 2 or 3) and there must be one weight per offset.
-AnyStencil make_stencil(const std::vector<std::vector<int>>& offsets,
-                        const std::vector<double>& weights, std::string name = "");
+AnyStencil make_stencil(const std::vector<std::vector<int>>& offsets, const std::vector<double>& weights,
+                        std::string name = "");
 
 /// Star of radius r: the centre and the 2*D*r points on the axes. Weights are uniform
 /// (1 / number of points), so repeated application stays bounded.

@@ -21,7 +21,7 @@ namespace sparstencil {
 /// into the update's lists; -1 where there is none.
 template <int D>
 struct Coefficient {
-  int field = -1;
+  int field                      = -1;
   std::array<int, D> axis_factor = filled(-1);
 
   bool constant() const {
@@ -88,7 +88,8 @@ class StencilOn {
     if (field < 0) impl::fail("StencilOn", "coefficient field index ", field, " is negative");
     if (m_coefficients[t].field >= 0 && m_coefficients[t].field != field) {
       impl::fail("StencilOn", "the term at offset ", impl::tuple_string(m_stencil.terms()[t].offset),
-                 " already has coefficient field ", m_coefficients[t].field, ": a term takes one field (give the "
+                 " already has coefficient field ", m_coefficients[t].field,
+                 ": a term takes one field (give the "
                  "product as a field of its own)");
     }
     m_coefficients[t].field = field;

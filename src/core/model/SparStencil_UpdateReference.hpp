@@ -85,8 +85,8 @@ double reference_read(const HostField<D>& f, const FaceConditions<D>& faces, con
 /// The pointwise function: (stencil results, the inputs' centre values, the point) to one
 /// value per output.
 template <int D>
-using ReferencePointwise =
-    std::function<std::vector<double>(const std::vector<double>&, const std::vector<double>&, const std::array<int, D>&)>;
+using ReferencePointwise = std::function<std::vector<double>(const std::vector<double>&, const std::vector<double>&,
+                                                             const std::array<int, D>&)>;
 
 /// One update of every grid point of `outputs` (their halos untouched); `pointwise` is
 /// callable as a ReferencePointwise<D>.
@@ -104,9 +104,9 @@ void reference_update(const UpdateShape<D>& shape, const FaceConditions<D>& face
       const StencilOn<D>& s = shape.results[k];
       double sum            = 0.0;
       for (std::size_t t = 0; t < s.stencil().size(); ++t) {
-        const Term<D>& term       = s.stencil().terms()[t];
-        const Coefficient<D>& c   = s.coefficients()[t];
-        double weight             = term.weight;
+        const Term<D>& term     = s.stencil().terms()[t];
+        const Coefficient<D>& c = s.coefficients()[t];
+        double weight           = term.weight;
         if (c.field >= 0) weight *= data.coefficient_fields[c.field](x);
         for (int a = 0; a < D; ++a) {
           if (c.axis_factor[a] >= 0) weight *= data.axis_factors[a][c.axis_factor[a]][x[a]];

@@ -27,14 +27,14 @@ struct PlanRequest {
   Precision precision = Precision::f16;
   /// f16/bf16 operands read from grids of float (float Views multiplied as 16-bit
   /// operands where the user asked: Options::float_operands); results stored as float.
-  bool float_grids    = false;
+  bool float_grids = false;
   /// The largest power of two, 16 at most, dividing the byte address of every grid row's
   /// first value (rows along the fastest axis; both grids): 16 where rows are whole 16-byte
   /// units, what the matrix-core executors copy whole; a 16-bit grid of odd width gives 2.
-  int row_alignment = 16;
-  std::string device  = "h100";
-  int steps           = 1;  ///< steps fused into one launch
-  Boundary boundary   = Boundary::periodic;
+  int row_alignment  = 16;
+  std::string device = "h100";
+  int steps          = 1;  ///< steps fused into one launch
+  Boundary boundary  = Boundary::periodic;
   /// The backends that may run the plan, by name; empty: every backend the planner is
   /// given. One name forces that backend (an error where it cannot run the request).
   std::vector<std::string> backends;

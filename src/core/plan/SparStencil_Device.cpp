@@ -15,64 +15,66 @@ constexpr double giga = 1e9, tera = 1e12;
 
 DeviceDescription hopper(std::string name, std::string source, double memory_tb_s, double memory_gib) {
   DeviceDescription d;
-  d.name               = std::move(name);
-  d.source             = std::move(source);
-  d.multiprocessors    = 132;
-  d.clock_ghz          = 1.98;
-  const double sm_clk  = d.sm_cycles_per_second();
-  d.memory_bytes_per_s = memory_tb_s * tera;
-  d.memory_bytes       = memory_gib * 1024 * 1024 * 1024;
-  d.shared_bytes_per_s = 128 * sm_clk;
+  d.name                = std::move(name);
+  d.source              = std::move(source);
+  d.multiprocessors     = 132;
+  d.clock_ghz           = 1.98;
+  const double sm_clk   = d.sm_cycles_per_second();
+  d.memory_bytes_per_s  = memory_tb_s * tera;
+  d.memory_bytes        = memory_gib * 1024 * 1024 * 1024;
+  d.shared_bytes_per_s  = 128 * sm_clk;
   d.shared_bytes_per_sm = 228 * 1024;
-  d.sparse_f16_flops   = 964 * tera;  // measured, dense-equivalent
-  d.sparse_tf32_flops  = 1980 * sm_clk;
-  d.dense_f16_flops    = 645 * tera;  // mma.sync m16n8k16, measured
-  d.dense_tf32_flops   = 332 * tera;  // mma.sync m16n8k8 tf32, measured
-  d.dense_f64_flops    = 68.5 * tera;  // mma.sync m16n8k4 f64 (sm_90), measured; m8n8k4 runs at half
-  d.cuda_f32_flops     = 2 * 128 * sm_clk;
-  d.cuda_f64_flops     = 2 * 64 * sm_clk;
-  d.launch_seconds     = 4e-6;
-  d.gpu                = true;
+  d.sparse_f16_flops    = 964 * tera;  // measured, dense-equivalent
+  d.sparse_tf32_flops   = 1980 * sm_clk;
+  d.dense_f16_flops     = 645 * tera;   // mma.sync m16n8k16, measured
+  d.dense_tf32_flops    = 332 * tera;   // mma.sync m16n8k8 tf32, measured
+  d.dense_f64_flops     = 68.5 * tera;  // mma.sync m16n8k4 f64 (sm_90), measured; m8n8k4 runs at half
+  d.cuda_f32_flops      = 2 * 128 * sm_clk;
+  d.cuda_f64_flops      = 2 * 64 * sm_clk;
+  d.launch_seconds      = 4e-6;
+  d.gpu                 = true;
   return d;
 }
 
 DeviceDescription ampere() {
   DeviceDescription d;
-  d.name               = "a100";
-  d.source             = "A100 SXM4 80GB datasheet (not measured here): 108 SMs, 1.41 GHz, "
-                         "2.04 TB/s HBM2e, sparse f16 4096 flop/clk/SM";
-  d.multiprocessors    = 108;
-  d.clock_ghz          = 1.41;
-  const double sm_clk  = d.sm_cycles_per_second();
-  d.memory_bytes_per_s = 0.9 * 2.039 * tera;  // copies reach about 90% of the pin rate
-  d.memory_bytes       = 80.0 * 1024 * 1024 * 1024;
-  d.shared_bytes_per_s = 128 * sm_clk;
+  d.name = "a100";
+  d.source =
+      "A100 SXM4 80GB datasheet (not measured here): 108 SMs, 1.41 GHz, "
+      "2.04 TB/s HBM2e, sparse f16 4096 flop/clk/SM";
+  d.multiprocessors     = 108;
+  d.clock_ghz           = 1.41;
+  const double sm_clk   = d.sm_cycles_per_second();
+  d.memory_bytes_per_s  = 0.9 * 2.039 * tera;  // copies reach about 90% of the pin rate
+  d.memory_bytes        = 80.0 * 1024 * 1024 * 1024;
+  d.shared_bytes_per_s  = 128 * sm_clk;
   d.shared_bytes_per_sm = 164 * 1024;
-  d.sparse_f16_flops   = 4096 * sm_clk;
-  d.sparse_tf32_flops  = 2048 * sm_clk;
-  d.dense_f16_flops    = 2048 * sm_clk;  // 312 TFLOP/s
-  d.dense_tf32_flops   = 1024 * sm_clk;  // 156 TFLOP/s
-  d.dense_f64_flops    = 128 * sm_clk;   // DMMA 19.5 TFLOP/s
-  d.cuda_f32_flops     = 2 * 64 * sm_clk;
-  d.cuda_f64_flops     = 2 * 32 * sm_clk;
-  d.launch_seconds     = 5e-6;
-  d.gpu                = true;
+  d.sparse_f16_flops    = 4096 * sm_clk;
+  d.sparse_tf32_flops   = 2048 * sm_clk;
+  d.dense_f16_flops     = 2048 * sm_clk;  // 312 TFLOP/s
+  d.dense_tf32_flops    = 1024 * sm_clk;  // 156 TFLOP/s
+  d.dense_f64_flops     = 128 * sm_clk;   // DMMA 19.5 TFLOP/s
+  d.cuda_f32_flops      = 2 * 64 * sm_clk;
+  d.cuda_f64_flops      = 2 * 32 * sm_clk;
+  d.launch_seconds      = 5e-6;
+  d.gpu                 = true;
   return d;
 }
 
 /// A GPU without a description of its own (no sparse tensor cores planned): the A100's
 /// memory and plain-core figures as an order of magnitude.
 DeviceDescription unmeasured_gpu() {
-  DeviceDescription d   = ampere();
-  d.name                = "gpu";
-  d.source              = "a GPU without a measured description: the A100 datasheet's memory and plain-core "
-                          "figures, no tensor cores";
-  d.sparse_f16_flops    = 0;
-  d.sparse_tf32_flops   = 0;
-  d.dense_f16_flops     = 0;
-  d.dense_tf32_flops    = 0;
-  d.dense_f64_flops     = 0;
-  d.memory_bytes        = 0;  // its memory's size is not known: grids are not checked against it
+  DeviceDescription d = ampere();
+  d.name              = "gpu";
+  d.source =
+      "a GPU without a measured description: the A100 datasheet's memory and plain-core "
+      "figures, no tensor cores";
+  d.sparse_f16_flops  = 0;
+  d.sparse_tf32_flops = 0;
+  d.dense_f16_flops   = 0;
+  d.dense_tf32_flops  = 0;
+  d.dense_f64_flops   = 0;
+  d.memory_bytes      = 0;  // its memory's size is not known: grids are not checked against it
   return d;
 }
 
@@ -81,22 +83,22 @@ DeviceDescription unmeasured_gpu() {
 /// 1024 and f64 256 flop/clk/CU, vector f32 and f64 FMA 128 flop/clk/CU, 64-lane waves.
 DeviceDescription cdna2() {
   DeviceDescription d;
-  d.name               = "mi250x";
-  d.source             = "MI250X datasheet, one of its two dies (not measured here): 110 CUs, 1.7 GHz, 1.6 TB/s";
-  d.multiprocessors    = 110;
-  d.clock_ghz          = 1.7;
-  const double cu_clk  = d.sm_cycles_per_second();
-  d.memory_bytes_per_s = 0.85 * 1.6 * tera;
-  d.memory_bytes       = 64.0 * 1024 * 1024 * 1024;  // a die's half of the 128 GB
-  d.shared_bytes_per_s = 128 * cu_clk;
+  d.name                = "mi250x";
+  d.source              = "MI250X datasheet, one of its two dies (not measured here): 110 CUs, 1.7 GHz, 1.6 TB/s";
+  d.multiprocessors     = 110;
+  d.clock_ghz           = 1.7;
+  const double cu_clk   = d.sm_cycles_per_second();
+  d.memory_bytes_per_s  = 0.85 * 1.6 * tera;
+  d.memory_bytes        = 64.0 * 1024 * 1024 * 1024;  // a die's half of the 128 GB
+  d.shared_bytes_per_s  = 128 * cu_clk;
   d.shared_bytes_per_sm = 64 * 1024;  // LDS
-  d.dense_f16_flops    = 1024 * cu_clk;
-  d.dense_f64_flops    = 256 * cu_clk;
-  d.cuda_f32_flops     = 128 * cu_clk;
-  d.cuda_f64_flops     = 128 * cu_clk;
-  d.launch_seconds     = 6e-6;
-  d.gpu                = true;
-  d.wave_lanes         = 64;
+  d.dense_f16_flops     = 1024 * cu_clk;
+  d.dense_f64_flops     = 256 * cu_clk;
+  d.cuda_f32_flops      = 128 * cu_clk;
+  d.cuda_f64_flops      = 128 * cu_clk;
+  d.launch_seconds      = 6e-6;
+  d.gpu                 = true;
+  d.wave_lanes          = 64;
   return d;
 }
 
@@ -118,7 +120,10 @@ const std::vector<DeviceDescription>& all_devices() {
   static const std::vector<DeviceDescription> devices{
       hopper("h100", "lent H100 80GB HBM3, measured 2026-11-22: copy 2.99 TB/s, sparse f16 964 TFLOP/s", 2.99, 79.6),
       hopper("h200", "H200: the H100's compute figures, copy 4.3 TB/s as measured on a lent H200", 4.3, 140.4),
-      ampere(), cdna2(), unmeasured_gpu(), cpu()};
+      ampere(),
+      cdna2(),
+      unmeasured_gpu(),
+      cpu()};
   return devices;
 }
 
@@ -181,9 +186,7 @@ std::string cuda_device_name(int major, std::string_view product) {
   return major == 8 ? "a100" : "gpu";
 }
 
-std::string amd_device_name(std::string_view gcn_arch) {
-  return gcn_arch.substr(0, 6) == "gfx90a" ? "mi250x" : "gpu";
-}
+std::string amd_device_name(std::string_view gcn_arch) { return gcn_arch.substr(0, 6) == "gfx90a" ? "mi250x" : "gpu"; }
 
 std::vector<std::string> device_names() {
   std::vector<std::string> names;

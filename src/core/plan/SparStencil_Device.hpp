@@ -24,8 +24,8 @@ inline Precision grid_format(Precision operands, bool float_grids) {
   return float_grids || operands == Precision::tf32 ? Precision::f32 : operands;
 }
 /// The largest finite value a grid of this precision stores (f16 65504; tf32 grids store
-/// float, but values past tf32's largest, (2 - 2^-10) 2^127, become infinite operands), and the largest its sums and weights hold on the plain cores (float for the
-/// 16- and 32-bit precisions, double for f64).
+/// float, but values past tf32's largest, (2 - 2^-10) 2^127, become infinite operands), and the largest its sums and
+/// weights hold on the plain cores (float for the 16- and 32-bit precisions, double for f64).
 double largest_stored(Precision p);
 double largest_summed(Precision p);
 
@@ -34,8 +34,8 @@ double largest_summed(Precision p);
 struct DeviceDescription {
   std::string name;
   std::string source;  ///< where the figures come from (measured run or datasheet)
-  int multiprocessors  = 0;
-  double clock_ghz     = 0;
+  int multiprocessors       = 0;
+  double clock_ghz          = 0;
   double memory_bytes_per_s = 0;  ///< device memory, read + write bytes (copy bandwidth)
   double memory_bytes       = 0;  ///< device memory's capacity (0: not known, not checked)
   double shared_bytes_per_s = 0;  ///< shared memory, all SMs together

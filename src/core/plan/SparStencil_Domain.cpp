@@ -93,8 +93,8 @@ std::vector<std::array<int, 3>> neighbour_directions(int D) {
 ExchangeEstimate exchange_estimate(long bytes_sent, int messages, const Interconnect& link, long peer_bytes,
                                    int peer_messages) {
   if (peer_messages < 0 || peer_messages > messages || peer_bytes < 0 || peer_bytes > bytes_sent) {
-    impl::fail("exchange_estimate", peer_messages, " peer messages of ", peer_bytes, " bytes are not part of ", messages,
-               " messages of ", bytes_sent, " bytes");
+    impl::fail("exchange_estimate", peer_messages, " peer messages of ", peer_bytes, " bytes are not part of ",
+               messages, " messages of ", bytes_sent, " bytes");
   }
   ExchangeEstimate e;
   e.bytes_sent    = bytes_sent;

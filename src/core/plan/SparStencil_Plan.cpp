@@ -28,10 +28,12 @@ std::string time_string(double seconds) {
   return buffer;
 }
 std::string stencil_label(const AnyStencil& s) {
-  return std::visit([](const auto& st) {
-    const std::string n = st.name().size() > 40 ? "custom" : (st.name().empty() ? "custom" : st.name());
-    return n + " (" + std::to_string(st.size()) + " points, radius " + std::to_string(st.max_radius()) + ")";
-  }, s);
+  return std::visit(
+      [](const auto& st) {
+        const std::string n = st.name().size() > 40 ? "custom" : (st.name().empty() ? "custom" : st.name());
+        return n + " (" + std::to_string(st.size()) + " points, radius " + std::to_string(st.max_radius()) + ")";
+      },
+      s);
 }
 
 }  // namespace
@@ -102,8 +104,8 @@ std::string explain(const Plan& p) {
   std::ostringstream out;
   char line[256];
   out << "SparStencil plan: " << stencil_label(p.original) << ", grid " << grid_string(p.grid) << ", "
-      << to_string(p.precision) << (p.float_grids ? " operands on float grids" : "") << ", "
-      << to_string(p.boundary) << ", device " << p.device;
+      << to_string(p.precision) << (p.float_grids ? " operands on float grids" : "") << ", " << to_string(p.boundary)
+      << ", device " << p.device;
   if (p.row_alignment < 16) out << ", rows on " << p.row_alignment << "-byte boundaries";
   out << "\n";
   const double per_step = p.predicted.seconds / p.fused_steps;
@@ -115,7 +117,7 @@ std::string explain(const Plan& p) {
     able += b.outcome != Bid::Outcome::cannot_run;
     planned += b.outcome == Bid::Outcome::chosen || b.outcome == Bid::Outcome::slower;
   }
-  const std::string why = able == 0    ? "no bids recorded"
+  const std::string why = able == 0      ? "no bids recorded"
                           : planned == 1 ? "the only plan among the bids (the others cannot run the request)"
                                          : "fastest predicted of " + std::to_string(planned) + " planned bids";
   out << "  " << std::left;
@@ -130,8 +132,9 @@ std::string explain(const Plan& p) {
     std::snprintf(line, sizeof line, "  %-12s %d %s\n", "fusion", p.fused_steps, how);
     out << line;
   } else if (p.fused_steps > 1) {
-    std::snprintf(line, sizeof line, "  %-12s %d steps in one launch (radius %d, %zu points, redundancy alpha %.2f)%s\n",
-                  "fusion", p.fused_steps, std::visit([](const auto& s) { return s.max_radius(); }, p.stencil),
+    std::snprintf(line, sizeof line,
+                  "  %-12s %d steps in one launch (radius %d, %zu points, redundancy alpha %.2f)%s\n", "fusion",
+                  p.fused_steps, std::visit([](const auto& s) { return s.max_radius(); }, p.stencil),
                   std::visit([](const auto& s) { return s.size(); }, p.stencil), p.redundancy,
                   p.fusion_exact_everywhere() ? ", exact everywhere"
                                               : ", exact only at points >= t*r from the rim (not periodic)");
@@ -150,8 +153,8 @@ std::string explain(const Plan& p) {
     std::snprintf(line, sizeof line, "  %-12s %zu nonzeros in A' (%d x %d)\n", "nonzeros", p.nonzeros, p.rows,
                   patch_points);
     out << line;
-    std::snprintf(line, sizeof line, "  %-12s K = %d: %d zero columns (%s, padding to a multiple of %d)\n",
-                  "padding", k, p.order.zero_columns, p.pairing.c_str(), p.mma.k);
+    std::snprintf(line, sizeof line, "  %-12s K = %d: %d zero columns (%s, padding to a multiple of %d)\n", "padding",
+                  k, p.order.zero_columns, p.pairing.c_str(), p.mma.k);
     out << line;
     if (!p.runs.empty()) {
       std::snprintf(line, sizeof line, "  %-12s %zu of %d values from the image\n", "runs", p.runs.size(),
@@ -173,11 +176,11 @@ std::string explain(const Plan& p) {
                 time_string(p.predicted.shared_seconds).c_str());
   out << line;
   if (p.scenario.known) {
-    const Scenario& sc = p.scenario;
-    static const char* names[] = {"", "memory bound on the plain cores -> memory bound on tensor cores",
-                                  "memory bound on the plain cores -> compute bound on tensor cores",
-                                  "compute bound on the plain cores -> memory bound on tensor cores",
-                                  "compute bound on the plain cores -> compute bound on tensor cores"};
+    const Scenario& sc            = p.scenario;
+    static const char* names[]    = {"", "memory bound on the plain cores -> memory bound on tensor cores",
+                                     "memory bound on the plain cores -> compute bound on tensor cores",
+                                     "compute bound on the plain cores -> memory bound on tensor cores",
+                                     "compute bound on the plain cores -> compute bound on tensor cores"};
     static const char* verdicts[] = {"", "no gain possible (eq. 14: ratio 1)", "tensor cores lose (eq. 16: ratio < 1)",
                                      "tensor cores win (eq. 17: ratio > 1)",
                                      "conditional: alpha < S P_TC / P_CU decides (eq. 18-19)"};
@@ -203,7 +206,7 @@ std::string explain(const Plan& p) {
   std::vector<bool> shown(p.bids.size(), false);
   for (std::size_t i = 0; i < p.bids.size(); ++i) {
     if (shown[i]) continue;
-    const Bid& bid = p.bids[i];
+    const Bid& bid    = p.bids[i];
     std::size_t alike = 1;
     if (bid.outcome == Bid::Outcome::dropped) {
       for (std::size_t j = i + 1; j < p.bids.size(); ++j) {

@@ -75,19 +75,21 @@ struct Prediction {
 /// launch) against each side's ridge point (peak flop/s over bandwidth), the scenario
 /// they make, and the speedup the ideal roofline promises next to the calibrated model's.
 struct Scenario {
-  bool known = false;          ///< both sides planned (a device with sparse tensor cores)
-  double plain_intensity  = 0; ///< I_CU = t K / D (K / D a launch when the steps run unfused)
-  double plain_ridge      = 0; ///< P_CU / B
-  double tensor_intensity = 0; ///< I_TC = t alpha K / (S D): every issued MMA flop
-  double tensor_ridge     = 0; ///< P_TC / B
-  double useful_fraction  = 0; ///< S: the fused stencil's flops over the MMA flops issued
-  double ideal_speedup     = 0;  ///< eq. 13: (S / alpha) min(P_TC, B I_TC) / min(P_CU, B I_CU)
-  double predicted_speedup = 0;  ///< calibrated model: generic seconds / sparse seconds
+  bool known               = false;  ///< both sides planned (a device with sparse tensor cores)
+  double plain_intensity   = 0;      ///< I_CU = t K / D (K / D a launch when the steps run unfused)
+  double plain_ridge       = 0;      ///< P_CU / B
+  double tensor_intensity  = 0;      ///< I_TC = t alpha K / (S D): every issued MMA flop
+  double tensor_ridge      = 0;      ///< P_TC / B
+  double useful_fraction   = 0;      ///< S: the fused stencil's flops over the MMA flops issued
+  double ideal_speedup     = 0;      ///< eq. 13: (S / alpha) min(P_TC, B I_TC) / min(P_CU, B I_CU)
+  double predicted_speedup = 0;      ///< calibrated model: generic seconds / sparse seconds
 
   bool plain_compute_bound() const { return plain_intensity > plain_ridge; }
   bool tensor_compute_bound() const { return tensor_intensity > tensor_ridge; }
   /// 1 MB->MB, 2 MB->CB, 3 CB->MB, 4 CB->CB (plain cores -> tensor cores).
-  int number() const { return plain_compute_bound() ? (tensor_compute_bound() ? 4 : 3) : (tensor_compute_bound() ? 2 : 1); }
+  int number() const {
+    return plain_compute_bound() ? (tensor_compute_bound() ? 4 : 3) : (tensor_compute_bound() ? 2 : 1);
+  }
 };
 
 /// A backend's bid for a request, as explain() lists it: a candidate it planned (seconds
@@ -96,7 +98,7 @@ struct Bid {
   enum class Outcome { chosen, slower, dropped, cannot_run };
   std::string backend;
   std::vector<int> tile;  ///< matrix-form candidates: the tile; else empty
-  double seconds = 0;     ///< one launch, predicted (chosen, slower, dropped where known)
+  double seconds  = 0;    ///< one launch, predicted (chosen, slower, dropped where known)
   Outcome outcome = Outcome::slower;
   std::string reason;
 };
@@ -111,15 +113,15 @@ struct Plan {
   int fused_steps     = 1;
   Boundary boundary   = Boundary::periodic;
   Precision precision = Precision::f16;  ///< the operand format (what is multiplied)
-  bool float_grids    = false;  ///< f16/bf16 operands read from float grids (PlanRequest::float_grids)
-  int row_alignment   = 16;     ///< bytes every grid row starts on (PlanRequest::row_alignment)
+  bool float_grids    = false;           ///< f16/bf16 operands read from float grids (PlanRequest::float_grids)
+  int row_alignment   = 16;              ///< bytes every grid row starts on (PlanRequest::row_alignment)
   std::string device;
   std::vector<long> grid;
   std::string backend = "generic";  ///< the backend that runs the plan (its registered name)
 
   // Matrix form (backends running a matrix product; empty otherwise).
   std::vector<int> tile, radius, patch;
-  int rows = 0;         ///< tile points = rows of A'
+  int rows = 0;  ///< tile points = rows of A'
   MmaShape mma;
   std::size_t nonzeros = 0;  ///< of A'
   ColumnOrder order;         ///< K rows of B' in order, padded to a multiple of mma.k
@@ -139,14 +141,14 @@ struct Plan {
   /// Image points before the block origin per axis: the radius, rounded up along the
   /// fastest axis to 16 bytes of storage so image rows start aligned for vector copies.
   std::vector<int> shared_lead;
-  int shared_pitch = 0;            ///< elements between rows of the fastest axis
-  std::vector<int> tile_offsets;   ///< per tile of a block: offset of its origin
+  int shared_pitch = 0;           ///< elements between rows of the fastest axis
+  std::vector<int> tile_offsets;  ///< per tile of a block: offset of its origin
   PackedA a;
   /// A' dense (dense matrix-core backends): every column in the order multiplied, zeros
   /// included, no 2:4 step; packed as PackedA says.
-  bool dense = false;
-  double sparsity   = 0;  ///< S: nonzeros / (padded rows x K)
-  double redundancy = 1;  ///< alpha: terms of the fused stencil / (t x terms of one step)
+  bool dense               = false;
+  double sparsity          = 0;  ///< S: nonzeros / (padded rows x K)
+  double redundancy        = 1;  ///< alpha: terms of the fused stencil / (t x terms of one step)
   long mmas_per_tile_group = 0;  ///< mma.sp per 8 tiles (one N block)
 
   Prediction predicted;

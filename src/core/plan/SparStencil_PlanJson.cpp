@@ -14,18 +14,13 @@ namespace {
 using impl::json_value_string;
 using nlohmann::json;
 
-json stencil_json(const AnyStencil& s) {
-  return {{"dims", dimension(s)}, {"name", name(s)}, {"text", to_text(s)}};
-}
+json stencil_json(const AnyStencil& s) { return {{"dims", dimension(s)}, {"name", name(s)}, {"text", to_text(s)}}; }
 
 json scenario_json(const Scenario& sc) {
   if (!sc.known) return nullptr;
-  return {{"plain_intensity", sc.plain_intensity},
-          {"plain_ridge", sc.plain_ridge},
-          {"tensor_intensity", sc.tensor_intensity},
-          {"tensor_ridge", sc.tensor_ridge},
-          {"useful_fraction", sc.useful_fraction},
-          {"ideal_speedup", sc.ideal_speedup},
+  return {{"plain_intensity", sc.plain_intensity},    {"plain_ridge", sc.plain_ridge},
+          {"tensor_intensity", sc.tensor_intensity},  {"tensor_ridge", sc.tensor_ridge},
+          {"useful_fraction", sc.useful_fraction},    {"ideal_speedup", sc.ideal_speedup},
           {"predicted_speedup", sc.predicted_speedup}};
 }
 
@@ -69,17 +64,19 @@ class Reader : public impl::JsonFields {
       fail(path + ".dims", std::to_string(dims) + ", but the text is " + std::to_string(dimension(s)) + "-D");
     }
     const std::string label = text(member(j, path, "name"), path + ".name");
-    return std::visit([&](const auto& st) {
-      using S = std::decay_t<decltype(st)>;
-      return AnyStencil(S(st.terms(), label));
-    }, s);
+    return std::visit(
+        [&](const auto& st) {
+          using S = std::decay_t<decltype(st)>;
+          return AnyStencil(S(st.terms(), label));
+        },
+        s);
   }
 
   Scenario scenario(const json& j) const {
     Scenario sc;
     if (j.is_null()) return sc;
     auto field = [&](const char* key) { return number(member(j, "scenario", key), std::string("scenario.") + key); };
-    sc.known             = true;
+    sc.known   = true;
     sc.plain_intensity   = field("plain_intensity");
     sc.plain_ridge       = field("plain_ridge");
     sc.tensor_intensity  = field("tensor_intensity");
@@ -94,7 +91,7 @@ class Reader : public impl::JsonFields {
     if (!j.is_object()) {
       fail("", "the top level must be a JSON object, found " + json_value_string(j));
     }
-    auto at = [&](const char* key) -> const json& { return member(j, "", key); };
+    auto at      = [&](const char* key) -> const json& { return member(j, "", key); };
     auto name_of = [&](const char* key, auto from_string) {
       const std::string value = text(at(key), key);
       try {
@@ -112,63 +109,63 @@ class Reader : public impl::JsonFields {
     // Plans written before float grids were planned read grids of their operand format.
     p.float_grids = j.contains("float_grids") && boolean(j.at("float_grids"), "float_grids");
     // Plans written before row alignment was planned: rows of whole 16-byte units.
-    p.row_alignment = j.contains("row_alignment") ? int_value(j.at("row_alignment"), "row_alignment") : 16;
-    p.device      = text(at("device"), "device");
-    p.grid        = integers<long>(at("grid"), "grid", LONG_MIN, LONG_MAX);
-    p.backend     = text(at("backend"), "backend");
-    p.tile        = ints(at("tile"), "tile");
-    p.radius      = ints(at("radius"), "radius");
-    p.patch       = ints(at("patch"), "patch");
-    p.rows        = int_value(at("rows"), "rows");
+    p.row_alignment            = j.contains("row_alignment") ? int_value(j.at("row_alignment"), "row_alignment") : 16;
+    p.device                   = text(at("device"), "device");
+    p.grid                     = integers<long>(at("grid"), "grid", LONG_MIN, LONG_MAX);
+    p.backend                  = text(at("backend"), "backend");
+    p.tile                     = ints(at("tile"), "tile");
+    p.radius                   = ints(at("radius"), "radius");
+    p.patch                    = ints(at("patch"), "patch");
+    p.rows                     = int_value(at("rows"), "rows");
     const std::vector<int> mma = tuple(at("mma"), "mma", 3);
     p.mma                      = {mma[0], mma[1], mma[2]};
-    p.nonzeros = static_cast<std::size_t>(integer(at("nonzeros"), "nonzeros", 0, LONG_MAX));
-    const json& order         = at("order");
-    p.order.columns           = ints(member(order, "order", "columns"), "order.columns");
-    p.order.zero_columns      = int_value(member(order, "order", "zero_columns"), "order.zero_columns");
-    p.order.dropped_columns   = int_value(member(order, "order", "dropped_columns"), "order.dropped_columns");
-    p.pairing                 = text(at("pairing"), "pairing");
-    p.gather                  = ints(at("gather"), "gather");
-    const json& runs          = array(at("runs"), "runs");
+    p.nonzeros                 = static_cast<std::size_t>(integer(at("nonzeros"), "nonzeros", 0, LONG_MAX));
+    const json& order          = at("order");
+    p.order.columns            = ints(member(order, "order", "columns"), "order.columns");
+    p.order.zero_columns       = int_value(member(order, "order", "zero_columns"), "order.zero_columns");
+    p.order.dropped_columns    = int_value(member(order, "order", "dropped_columns"), "order.dropped_columns");
+    p.pairing                  = text(at("pairing"), "pairing");
+    p.gather                   = ints(at("gather"), "gather");
+    const json& runs           = array(at("runs"), "runs");
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const std::string path = "runs[" + std::to_string(i) + "]";
       p.runs.push_back({ints(member(runs[i], path, "offset"), path + ".offset")});
     }
     const std::vector<int> interleave = tuple(at("interleave"), "interleave", 2);
-    p.interleave              = interleave[0];
-    p.interleave_origin       = interleave[1];
-    p.tiles_per_block         = ints(at("tiles_per_block"), "tiles_per_block");
-    p.shared_extent           = ints(at("shared_extent"), "shared_extent");
-    p.shared_pitch            = int_value(at("shared_pitch"), "shared_pitch");
-    p.shared_lead             = ints(at("shared_lead"), "shared_lead");
-    p.tile_offsets            = ints(at("tile_offsets"), "tile_offsets");
-    const json& a             = at("a");
-    p.a.m_blocks              = int_value(member(a, "a", "m_blocks"), "a.m_blocks");
-    p.a.k_chunks              = int_value(member(a, "a", "k_chunks"), "a.k_chunks");
-    p.a.values                = integers<std::uint32_t>(member(a, "a", "values"), "a.values", 0, UINT32_MAX);
-    p.a.metadata              = integers<std::uint32_t>(member(a, "a", "metadata"), "a.metadata", 0, UINT32_MAX);
-    p.dense                   = boolean(at("dense"), "dense");
-    p.sparsity                = number(at("sparsity"), "sparsity");
-    p.redundancy              = number(at("redundancy"), "redundancy");
-    p.mmas_per_tile_group     = integer(at("mmas_per_tile_group"), "mmas_per_tile_group", LONG_MIN, LONG_MAX);
-    const json& pr            = at("predicted");
-    auto predicted = [&](const char* key) -> const json& { return member(pr, "predicted", key); };
-    p.predicted.seconds         = number(predicted("seconds"), "predicted.seconds");
-    p.predicted.compute_seconds = number(predicted("compute_seconds"), "predicted.compute_seconds");
-    p.predicted.memory_seconds  = number(predicted("memory_seconds"), "predicted.memory_seconds");
-    p.predicted.shared_seconds  = number(predicted("shared_seconds"), "predicted.shared_seconds");
-    p.predicted.gstencils       = number(predicted("gstencils"), "predicted.gstencils");
-    p.predicted.bound           = text(predicted("bound"), "predicted.bound");
+    p.interleave                      = interleave[0];
+    p.interleave_origin               = interleave[1];
+    p.tiles_per_block                 = ints(at("tiles_per_block"), "tiles_per_block");
+    p.shared_extent                   = ints(at("shared_extent"), "shared_extent");
+    p.shared_pitch                    = int_value(at("shared_pitch"), "shared_pitch");
+    p.shared_lead                     = ints(at("shared_lead"), "shared_lead");
+    p.tile_offsets                    = ints(at("tile_offsets"), "tile_offsets");
+    const json& a                     = at("a");
+    p.a.m_blocks                      = int_value(member(a, "a", "m_blocks"), "a.m_blocks");
+    p.a.k_chunks                      = int_value(member(a, "a", "k_chunks"), "a.k_chunks");
+    p.a.values                        = integers<std::uint32_t>(member(a, "a", "values"), "a.values", 0, UINT32_MAX);
+    p.a.metadata                  = integers<std::uint32_t>(member(a, "a", "metadata"), "a.metadata", 0, UINT32_MAX);
+    p.dense                       = boolean(at("dense"), "dense");
+    p.sparsity                    = number(at("sparsity"), "sparsity");
+    p.redundancy                  = number(at("redundancy"), "redundancy");
+    p.mmas_per_tile_group         = integer(at("mmas_per_tile_group"), "mmas_per_tile_group", LONG_MIN, LONG_MAX);
+    const json& pr                = at("predicted");
+    auto predicted                = [&](const char* key) -> const json& { return member(pr, "predicted", key); };
+    p.predicted.seconds           = number(predicted("seconds"), "predicted.seconds");
+    p.predicted.compute_seconds   = number(predicted("compute_seconds"), "predicted.compute_seconds");
+    p.predicted.memory_seconds    = number(predicted("memory_seconds"), "predicted.memory_seconds");
+    p.predicted.shared_seconds    = number(predicted("shared_seconds"), "predicted.shared_seconds");
+    p.predicted.gstencils         = number(predicted("gstencils"), "predicted.gstencils");
+    p.predicted.bound             = text(predicted("bound"), "predicted.bound");
     p.predicted.temporal_blocking = boolean(predicted("temporal_blocking"), "predicted.temporal_blocking");
-    p.scenario                  = scenario(at("scenario"));
-    const json& bids            = array(at("bids"), "bids");
+    p.scenario                    = scenario(at("scenario"));
+    const json& bids              = array(at("bids"), "bids");
     for (std::size_t i = 0; i < bids.size(); ++i) {
       const std::string path = "bids[" + std::to_string(i) + "]";
-      auto field = [&](const char* key) -> const json& { return member(bids[i], path, key); };
+      auto field             = [&](const char* key) -> const json& { return member(bids[i], path, key); };
       Bid b;
-      b.backend = text(field("backend"), path + ".backend");
-      b.tile    = ints(field("tile"), path + ".tile");
-      b.seconds = number(field("seconds"), path + ".seconds");
+      b.backend                 = text(field("backend"), path + ".backend");
+      b.tile                    = ints(field("tile"), path + ".tile");
+      b.seconds                 = number(field("seconds"), path + ".seconds");
       const std::string outcome = text(field("outcome"), path + ".outcome");
       try {
         b.outcome = bid_outcome_from_string(outcome);
@@ -219,8 +216,10 @@ std::string to_json(const Plan& p) {
       {"rows", p.rows},
       {"mma", {p.mma.m, p.mma.n, p.mma.k}},
       {"nonzeros", p.nonzeros},
-      {"order", {{"columns", p.order.columns}, {"zero_columns", p.order.zero_columns},
-                 {"dropped_columns", p.order.dropped_columns}}},
+      {"order",
+       {{"columns", p.order.columns},
+        {"zero_columns", p.order.zero_columns},
+        {"dropped_columns", p.order.dropped_columns}}},
       {"pairing", p.pairing},
       {"gather", p.gather},
       {"runs", runs},
@@ -230,16 +229,20 @@ std::string to_json(const Plan& p) {
       {"shared_pitch", p.shared_pitch},
       {"shared_lead", p.shared_lead},
       {"tile_offsets", p.tile_offsets},
-      {"a", {{"m_blocks", p.a.m_blocks}, {"k_chunks", p.a.k_chunks}, {"values", p.a.values},
-             {"metadata", p.a.metadata}}},
+      {"a",
+       {{"m_blocks", p.a.m_blocks}, {"k_chunks", p.a.k_chunks}, {"values", p.a.values}, {"metadata", p.a.metadata}}},
       {"dense", p.dense},
       {"sparsity", p.sparsity},
       {"redundancy", p.redundancy},
       {"mmas_per_tile_group", p.mmas_per_tile_group},
-      {"predicted", {{"seconds", p.predicted.seconds}, {"compute_seconds", p.predicted.compute_seconds},
-                     {"memory_seconds", p.predicted.memory_seconds},
-                     {"shared_seconds", p.predicted.shared_seconds}, {"gstencils", p.predicted.gstencils},
-                     {"bound", p.predicted.bound}, {"temporal_blocking", p.predicted.temporal_blocking}}},
+      {"predicted",
+       {{"seconds", p.predicted.seconds},
+        {"compute_seconds", p.predicted.compute_seconds},
+        {"memory_seconds", p.predicted.memory_seconds},
+        {"shared_seconds", p.predicted.shared_seconds},
+        {"gstencils", p.predicted.gstencils},
+        {"bound", p.predicted.bound},
+        {"temporal_blocking", p.predicted.temporal_blocking}}},
       {"scenario", scenario_json(p.scenario)},
       {"bids", bids},
       {"warnings", p.warnings}};

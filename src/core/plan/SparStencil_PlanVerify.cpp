@@ -128,14 +128,13 @@ class Verifier {
   }
 
   void matrix_form() const {
-    const int D = p.dims();
-    const std::pair<const char*, const std::vector<int>*> per_axis[] = {
-        {"tile", &p.tile},
-        {"radius", &p.radius},
-        {"patch", &p.patch},
-        {"tiles_per_block", &p.tiles_per_block},
-        {"shared_extent", &p.shared_extent},
-        {"shared_lead", &p.shared_lead}};
+    const int D                                                      = p.dims();
+    const std::pair<const char*, const std::vector<int>*> per_axis[] = {{"tile", &p.tile},
+                                                                        {"radius", &p.radius},
+                                                                        {"patch", &p.patch},
+                                                                        {"tiles_per_block", &p.tiles_per_block},
+                                                                        {"shared_extent", &p.shared_extent},
+                                                                        {"shared_lead", &p.shared_lead}};
     for (const auto& [field, values] : per_axis) {
       if (static_cast<int>(values->size()) != D) fail(field, values->size(), " entries for a ", D, "-D grid");
     }
@@ -154,7 +153,8 @@ class Verifier {
   void operand() const {
     if (p.dense) {
       if (p.precision == Precision::f32) {
-        fail("precision", "dense matrix-form plans multiply f16, bf16, tf32 or f64 operands, not ", to_string(p.precision));
+        fail("precision", "dense matrix-form plans multiply f16, bf16, tf32 or f64 operands, not ",
+             to_string(p.precision));
       }
       const int k = p.precision == Precision::f64 ? 4 : p.precision == Precision::tf32 ? 8 : 16;
       if (p.mma.m != 16 || p.mma.n != 8 || p.mma.k != k) {
@@ -163,7 +163,8 @@ class Verifier {
       }
       // The kernel reads B' in runs along 16-output row tiles and places every row's result.
       const bool row_tile = p.tile.back() == 16 && product(p.tile) == 16;
-      if (!row_tile) fail("tile", shape(p.tile), " is not a row of 16 outputs (1 x ... x 16): dense plans read B' in row runs");
+      if (!row_tile)
+        fail("tile", shape(p.tile), " is not a row of 16 outputs (1 x ... x 16): dense plans read B' in row runs");
       if (p.runs.empty()) fail("runs", "empty, but dense plans read B' in row runs");
       return;
     }
@@ -308,8 +309,8 @@ class Verifier {
     for (std::size_t k = 0; k < p.gather.size(); ++k) {
       const int g = p.gather[k];
       if (g < -1 || g >= image_points) {
-        fail("gather", "entry ", k, " (", g, ") is neither -1 (zero) nor an offset inside the image of ",
-             image_points, " points");
+        fail("gather", "entry ", k, " (", g, ") is neither -1 (zero) nor an offset inside the image of ", image_points,
+             " points");
       }
       largest = std::max(largest, g);
     }

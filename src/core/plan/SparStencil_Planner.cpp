@@ -27,7 +27,7 @@ long grid_points(const std::vector<long>& grid) {
 
 void finish_prediction(Prediction& pr, double launch, long points, int steps) {
   const double slowest = std::max({pr.compute_seconds, pr.memory_seconds, pr.shared_seconds});
-  pr.bound = slowest == pr.compute_seconds ? "compute" : slowest == pr.memory_seconds ? "memory" : "shared memory";
+  pr.bound     = slowest == pr.compute_seconds ? "compute" : slowest == pr.memory_seconds ? "memory" : "shared memory";
   pr.seconds   = slowest + launch;
   pr.gstencils = static_cast<double>(points) * steps / pr.seconds / 1e9;
 }
@@ -91,8 +91,8 @@ void check_range(const PlanRequest& r, Plan& p) {
     const double largest = largest_weight(*s);
     if (largest > summed) {
       problems.push_back(std::string(s == &p.original ? "a weight" : "a fused weight") + " of magnitude " +
-                         number(largest) + " exceeds " + to_string(r.precision) + "'s sums (largest " +
-                         number(summed) + ")");
+                         number(largest) + " exceeds " + to_string(r.precision) + "'s sums (largest " + number(summed) +
+                         ")");
     }
   }
   const double worst = abs_weight_sum(p.stencil) * r.input_magnitude;
@@ -134,10 +134,10 @@ Plan base_plan(const PlanRequest& r) {
                  " (2^31 - 1), the most the executors index along an axis");
     }
   }
-  const long points                  = grid_points(r.grid);
-  const DeviceDescription& device    = device_description(r.device);  // throws for an unknown name
-  const double grid_bytes            = 2.0 * static_cast<double>(points) *
-                            storage_bytes(grid_format(r.precision, r.float_grids));  // in and out
+  const long points               = grid_points(r.grid);
+  const DeviceDescription& device = device_description(r.device);  // throws for an unknown name
+  const double grid_bytes =
+      2.0 * static_cast<double>(points) * storage_bytes(grid_format(r.precision, r.float_grids));  // in and out
   if (device.memory_bytes > 0 && grid_bytes > device.memory_bytes) {
     impl::fail("make_plan", "grid ", impl::tuple_string(r.grid), " needs ", number(grid_bytes / (1024.0 * 1024 * 1024)),
                " GiB for its input and output (", points, " points x 2 x ",
@@ -145,16 +145,16 @@ Plan base_plan(const PlanRequest& r) {
                number(device.memory_bytes / (1024.0 * 1024 * 1024)), " GiB");
   }
   Plan p;
-  p.original    = r.stencil;
-  p.stencil     = fuse(r.stencil, r.steps);
-  p.fused_steps = r.steps;
-  p.boundary    = r.boundary;
-  p.precision   = r.precision;
+  p.original      = r.stencil;
+  p.stencil       = fuse(r.stencil, r.steps);
+  p.fused_steps   = r.steps;
+  p.boundary      = r.boundary;
+  p.precision     = r.precision;
   p.float_grids   = r.float_grids;
   p.row_alignment = r.row_alignment;
   p.device        = r.device;
-  p.grid        = r.grid;
-  p.redundancy  = static_cast<double>(term_count(p.stencil)) / (r.steps * static_cast<double>(term_count(r.stencil)));
+  p.grid          = r.grid;
+  p.redundancy    = static_cast<double>(term_count(p.stencil)) / (r.steps * static_cast<double>(term_count(r.stencil)));
   const std::vector<int> fused_radius = radius(p.stencil);
   for (std::size_t a = 0; a < r.grid.size(); ++a) {
     if (r.grid[a] < 2L * fused_radius[a] + 1) {
@@ -171,8 +171,8 @@ namespace {
 /// The backends the request asks for, in the order given to the planner.
 std::vector<const BackendModel*> asked(const PlanRequest& r, const std::vector<const BackendModel*>& backends) {
   for (const std::string& wanted : r.backends) {
-    const bool known = std::any_of(backends.begin(), backends.end(),
-                                   [&](const BackendModel* b) { return b->name() == wanted; });
+    const bool known =
+        std::any_of(backends.begin(), backends.end(), [&](const BackendModel* b) { return b->name() == wanted; });
     if (!known) {
       std::string names;
       for (const BackendModel* b : backends) names += (names.empty() ? "" : ", ") + std::string(b->name());
@@ -202,7 +202,8 @@ Plan make_plan(const PlanRequest& r, const std::vector<const BackendModel*>& bac
   std::vector<Bid> bids;
   for (const BackendModel* b : backends) {
     if (std::find(ours.begin(), ours.end(), b) == ours.end()) {
-      bids.push_back({std::string(b->name()), {}, 0, Bid::Outcome::cannot_run, "not asked for (PlanRequest::backends)"});
+      bids.push_back(
+          {std::string(b->name()), {}, 0, Bid::Outcome::cannot_run, "not asked for (PlanRequest::backends)"});
     }
   }
   // Each backend bids against the fastest plan so far (the generic executor, cheap to
@@ -214,7 +215,8 @@ Plan make_plan(const PlanRequest& r, const std::vector<const BackendModel*>& bac
       continue;
     }
     double to_beat = INFINITY;
-    for (const Planned& p : planned) to_beat = forced ? INFINITY : std::min(to_beat, p.candidate.plan.predicted.seconds);
+    for (const Planned& p : planned)
+      to_beat = forced ? INFINITY : std::min(to_beat, p.candidate.plan.predicted.seconds);
     Bids offer = b->bid(r, base, to_beat);
     for (Bids::Candidate& c : offer.plans) planned.push_back({std::move(c), b});
     bids.insert(bids.end(), offer.dropped.begin(), offer.dropped.end());
@@ -227,7 +229,7 @@ Plan make_plan(const PlanRequest& r, const std::vector<const BackendModel*>& bac
   const auto best = std::min_element(planned.begin(), planned.end(), [](const Planned& a, const Planned& b) {
     return better(a.candidate.plan, b.candidate.plan);
   });
-  Plan chosen = best->candidate.plan;
+  Plan chosen     = best->candidate.plan;
   for (const Planned& p : planned) {
     bids.push_back({p.candidate.plan.backend, p.candidate.plan.tile, p.candidate.plan.predicted.seconds,
                     &p == &*best ? Bid::Outcome::chosen : Bid::Outcome::slower, p.candidate.summary});

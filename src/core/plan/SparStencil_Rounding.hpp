@@ -30,7 +30,7 @@ inline std::uint16_t f16_bits(float x) {
   const std::uint32_t abs  = u & 0x7fffffffu;
   if (abs >= 0x7f800000u) return static_cast<std::uint16_t>(sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u));
   if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds past 65504
-  if (abs < 0x38800000u) {  // below the smallest normal half: subnormal or zero
+  if (abs < 0x38800000u) {                               // below the smallest normal half: subnormal or zero
     const float scaled = bits_float(abs) * 16777216.0f;  // x / 2^-24, exact in float
     const auto m       = static_cast<std::uint32_t>(std::nearbyint(scaled));  // ties to even
     return static_cast<std::uint16_t>(sign | m);

@@ -35,8 +35,8 @@ void add_pair(ColumnOrder& order, const std::vector<bool>& used, int u, int v) {
 }
 
 template <int D>
-void match_level(const PatchGeometry<D>& g, int axis, std::array<int, D> prefix,
-                 const std::vector<bool>& used, ColumnOrder& order) {
+void match_level(const PatchGeometry<D>& g, int axis, std::array<int, D> prefix, const std::vector<bool>& used,
+                 ColumnOrder& order) {
   const int m = g.patch[axis];
   const int k = 2 * g.radius[axis] + 1;
   const int s = std::max(m / 2, k);
@@ -145,8 +145,8 @@ ColumnOrder pair_columns_strided(const KernelMatrix& a, const PatchGeometry<D>& 
     }
   }
   if (a.cols != geometry.patch_points()) {
-    impl::fail("pair_columns_strided", "matrix has ", a.cols, " columns but the patch has ",
-               geometry.patch_points(), " points");
+    impl::fail("pair_columns_strided", "matrix has ", a.cols, " columns but the patch has ", geometry.patch_points(),
+               " points");
   }
   const std::vector<bool> used = nonzero_columns(a);
   const int n                  = geometry.patch[D - 1];
