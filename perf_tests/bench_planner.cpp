@@ -13,7 +13,7 @@
 // the CPU time of planning every depth it weighs on the H200 description (1 to 8) for the
 // deepest stencils, and, on the default execution space, a plan's construction and first
 // iterate against a later iterate, without wisdom and with it loaded from a file
-// (SparStencil_Wisdom.hpp).
+// (SparStencil_Wisdom.hpp). `--first-call N` sets the grid's edge (default 128).
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
 #include <benchmark/benchmark.h>
@@ -137,7 +137,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-int first_call() {
+int first_call(int n) {
   using namespace sparstencil;
   std::printf("planning iterate's automatic fusion weighs (depths 1-8, h200, f32, 512^3, periodic):\n");
   for (const char* text : {"box3d:r=4", "star3d:r=8", "box3d:r=3", "star3d:r=4"}) {
@@ -167,9 +167,9 @@ int first_call() {
                 static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC);
   }
   forget_wisdom();
-  using Space = Kokkos::DefaultExecutionSpace;
-  using View3 = Kokkos::View<float***, Space::memory_space>;
-  const int n = 128, steps = 8;  // 2 M points: timed by the tuner (Options::tuning.min_points)
+  using Space     = Kokkos::DefaultExecutionSpace;
+  using View3     = Kokkos::View<float***, Space::memory_space>;
+  const int steps = 8;  // n = 128: 2 M points, timed by the tuner (Options::tuning.min_points)
   View3 a("a", n, n, n), b("b", n, n, n);
   Kokkos::Random_XorShift64_Pool<Space> pool(5);
   Kokkos::fill_random(a, pool, 1.0f);
@@ -177,7 +177,7 @@ int first_call() {
   const std::string path = "sparstencil_bench_first_call.wisdom";
   std::printf("first iterate of %d steps on %s, %d^3 float, automatic fusion (a later iterate's time subtracted):\n",
               steps, Space::name(), n);
-  for (const char* text : {"heat3d", "star3d:r=4"}) {
+  for (const char* text : {"heat3d", "star3d:r=4", "star3d:r=8", "box3d:r=4"}) {
     const AnyStencil stencil = parse_stencil(text);
     double overhead[2] = {0, 0}, load_seconds = 0;
     for (int with_wisdom = 0; with_wisdom < 2; ++with_wisdom) {
@@ -209,7 +209,12 @@ int first_call() {
 int main(int argc, char* argv[]) {
   if (argc > 1 && std::strcmp(argv[1], "--first-call") == 0) {
     const Kokkos::ScopeGuard kokkos(argc, argv);
-    return first_call();
+    const int n = argc > 2 ? std::atoi(argv[2]) : 128;
+    if (n < 16 || n > 1024) {
+      std::fprintf(stderr, "bench_planner: --first-call [N]: N (the grid's edge) must be 16 to 1024\n");
+      return 2;
+    }
+    return first_call(n);
   }
   std::vector<std::pair<std::string, sparstencil::AnyStencil>> all;
   for (const auto& s : sparstencil::presets::standard_set()) all.emplace_back(sparstencil::name(s), s);

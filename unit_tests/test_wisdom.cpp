@@ -139,6 +139,46 @@ TEST(Wisdom, FilesThatDoNotVerifyAreRefusedNamingTheField) {
   EXPECT_EQ(wisdom_size().plans, 0u);
 }
 
+/// The index of the first plan entry of more than one step.
+std::size_t first_fused(const json& file) {
+  for (std::size_t i = 0; i < file["plans"].size(); ++i) {
+    if (file["plans"][i]["plan"]["fused_steps"].get<int>() > 1) return i;
+  }
+  ADD_FAILURE() << "no fused plan in the file";
+  return 0;
+}
+
+TEST(Wisdom, FusedPlansAreHeldWithoutTheirFusedStencilAndDeriveIt) {
+  forget_wisdom();
+  for (const PlanRequest& r : some_requests()) (void)impl::wise_plan(r);
+  const std::string saved = wisdom_to_json();
+  const json file         = json::parse(saved);
+  int fused               = 0;
+  for (const json& entry : file["plans"]) {
+    EXPECT_FALSE(entry["plan"].contains("stencil")) << "the file holds a fused stencil: derived on loading";
+    fused += entry["plan"]["fused_steps"].get<int>() > 1;
+  }
+  EXPECT_EQ(fused, 2);
+  // Reloaded, each plan is the planner's, its fused stencil included.
+  forget_wisdom();
+  wisdom_from_json(saved);
+  for (const PlanRequest& r : some_requests()) EXPECT_TRUE(impl::wise_plan(r) == make_plan(r)) << name(r.stencil);
+  // A file that holds a fused stencil has it verified as plan_from_json does.
+  const std::size_t i  = first_fused(file);
+  const std::string at = "plans[" + std::to_string(i) + "].plan.";
+  expect_refused([&](json& f) { f["plans"][i]["plan"]["stencil"] = f["plans"][i]["plan"]["original"]; },
+                 {"'" + at + "stencil'", "is not fuse(original"});
+  // Depths checked before anything is fused (a deep fusion would take the memory first).
+  expect_refused([&](json& f) { f["plans"][i]["plan"]["fused_steps"] = 0; }, {"'" + at + "fused_steps'", "below 1"});
+  expect_refused([&](json& f) { f["plans"][i]["plan"]["fused_steps"] = 100000; },
+                 {"'" + at + "fused_steps'", "beyond the supported radius"});
+  // Another depth fuses into a consistent stencil that the rest of the plan does not fit.
+  expect_refused(
+      [&](json& f) { f["plans"][i]["plan"]["fused_steps"] = f["plans"][i]["plan"]["fused_steps"].get<int>() + 1; },
+      {"plans[" + std::to_string(i) + "]"});
+  forget_wisdom();
+}
+
 TEST(Wisdom, AStencilPlanTakesItsPlanAndTunedVariantFromWisdom) {
   // A grid the tuner times (Options::tuning.min_points), on the host space.
   const int n = 1100;

@@ -16,6 +16,7 @@
 #include "SparStencil_Config.hpp"
 #include "SparStencil_JsonRead.hpp"
 #include "SparStencil_Parse.hpp"
+#include "SparStencil_PlanTree.hpp"
 
 namespace sparstencil {
 
@@ -180,12 +181,15 @@ std::string wisdom_to_json() {
   const std::lock_guard<std::mutex> lock(s.mutex);
   json plans = json::array(), variants = json::array();
   for (const auto& [key, held] : s.plans) {
-    plans.push_back({{"request", json::parse(key)}, {"plan", json::parse(to_json(*held.plan))}});
+    plans.push_back(
+        {{"request", json::parse(key)}, {"plan", impl::plan_tree(*held.plan, impl::FusedStencil::derived)}});
   }
   for (const auto& [key, variant] : s.variants) variants.push_back({{"key", key}, {"variant", variant_json(variant)}});
   const json all = {
       {"format", format_name}, {"version", SPARSTENCIL_VERSION_STRING}, {"plans", plans}, {"variants", variants}};
-  return all.dump() + "\n";
+  // Names are labels taken as given: bytes that are not UTF-8 are written as U+FFFD, as
+  // to_json writes them.
+  return all.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 void wisdom_from_json(std::string_view text, std::string_view source) {
@@ -215,8 +219,8 @@ void wisdom_from_json(std::string_view text, std::string_view source) {
     const std::string at = "plans[" + std::to_string(i) + "]";
     const json& entry    = plan_entries[i];
     read.only(entry, at, {"request", "plan"});
-    auto plan = std::make_shared<const Plan>(
-        impl::read_plan(read.member(entry, at, "plan").dump(), read.function(), at + ".plan."));
+    auto plan = std::make_shared<const Plan>(impl::plan_from_tree(read.member(entry, at, "plan"), read.function(),
+                                                                  at + ".plan.", impl::FusedStencil::derived));
     plans.emplace_back(read.request_key(read.member(entry, at, "request"), at + ".request", *plan), std::move(plan));
   }
   std::vector<std::pair<std::string, GenericConfig>> variants;
@@ -267,7 +271,8 @@ WisdomSize wisdom_size() {
 namespace impl {
 
 Plan wise_plan(const PlanRequest& request) {
-  const std::string key = request_json(request).dump();
+  // (Names' bytes that are not UTF-8 as U+FFFD, as the file holds them.)
+  const std::string key = request_json(request).dump(-1, ' ', false, json::error_handler_t::replace);
   Store& s              = store();
   {
     const std::lock_guard<std::mutex> lock(s.mutex);

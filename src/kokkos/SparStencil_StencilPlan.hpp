@@ -173,9 +173,12 @@ class StencilPlan {
 
   /// A plan owns its executor's device tables and recorded graphs: it moves, it does not
   /// copy (share one by reference or std::shared_ptr). A moved-from plan throws on use.
-  StencilPlan(const StencilPlan&) SPARSTENCIL_DELETED(
-      "sparstencil: a StencilPlan cannot be copied (it owns device "
-      "tables); move it, or share it by reference or std::shared_ptr");
+  // Before C++26 the message reaches the user only as the source line the compiler quotes
+  // ("declared here"): it must begin on the declaring line.
+  // clang-format off
+  StencilPlan(const StencilPlan&) SPARSTENCIL_DELETED("sparstencil: a StencilPlan cannot be copied (it owns device "
+                                                     "tables); move it, or share it by reference or std::shared_ptr");
+  // clang-format on
   StencilPlan& operator=(const StencilPlan&) SPARSTENCIL_DELETED(
       "sparstencil: a StencilPlan cannot be copied (it owns device tables); move it, or share it by reference or "
       "std::shared_ptr");

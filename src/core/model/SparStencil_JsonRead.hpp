@@ -58,6 +58,7 @@ class JsonFields {
   bool boolean(const nlohmann::json& j, const std::string& path) const;
   const nlohmann::json& array(const nlohmann::json& j, const std::string& path) const;
   const std::string& function() const { return m_function; }
+  const std::string& prefix() const { return m_prefix; }
 
  private:
   std::string m_function, m_prefix;

@@ -220,7 +220,15 @@ namespace impl {
 /// plan_from_json and verify for a plan inside a larger document: errors name `function`
 /// and each field after `field_prefix` ("plans[2].plan.": wisdom files).
 Plan read_plan(std::string_view text, std::string_view function, std::string_view field_prefix);
-void verify_plan(const Plan& plan, std::string_view function, std::string_view field_prefix);
+/// How verify_plan checks `stencil` against fuse(original, fused_steps): by comparing, or
+/// not at all where the reader derived it so (SparStencil_PlanTree.hpp).
+enum class StencilCheck { compare, derived };
+void verify_plan(const Plan& plan, std::string_view function, std::string_view field_prefix,
+                 StencilCheck stencil = StencilCheck::compare);
+/// That `fused_steps` is at least 1 and fusing `original` so often stays within
+/// max_supported_radius (before anything fuses it); errors name field 'fused_steps'.
+void check_fusion_depth(const AnyStencil& original, int fused_steps, std::string_view function,
+                        std::string_view field_prefix);
 }  // namespace impl
 
 /// Equal in every field (through their JSON form, which is exact).

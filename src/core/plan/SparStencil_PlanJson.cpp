@@ -1,9 +1,11 @@
-// Plans as JSON: to_json and plan_from_json (SparStencil_Plan.hpp), an exact round trip.
-#include "SparStencil_Plan.hpp"
+// Plans as JSON: to_json and plan_from_json (SparStencil_Plan.hpp), an exact round trip,
+// through the trees of SparStencil_PlanTree.hpp.
+#include "SparStencil_PlanTree.hpp"
 
 #include <climits>
 #include <cstdint>
 
+#include "SparStencil_Fuse.hpp"
 #include "SparStencil_JsonRead.hpp"
 #include "SparStencil_Parse.hpp"
 
@@ -87,7 +89,8 @@ class Reader : public impl::JsonFields {
     return sc;
   }
 
-  Plan plan(const json& j) const {
+  /// The plan, and whether its fused stencil was derived (left out, as `fused` allows).
+  std::pair<Plan, bool> plan(const json& j, impl::FusedStencil fused) const {
     if (!j.is_object()) {
       fail("", "the top level must be a JSON object, found " + json_value_string(j));
     }
@@ -101,11 +104,17 @@ class Reader : public impl::JsonFields {
       }
     };
     Plan p;
-    p.original    = stencil(at("original"), "original");
-    p.stencil     = stencil(at("stencil"), "stencil");
-    p.fused_steps = int_value(at("fused_steps"), "fused_steps");
-    p.boundary    = name_of("boundary", [](const std::string& v) { return boundary_from_string(v); });
-    p.precision   = name_of("precision", [](const std::string& v) { return precision_from_string(v); });
+    p.original         = stencil(at("original"), "original");
+    p.fused_steps      = int_value(at("fused_steps"), "fused_steps");
+    const bool derived = fused == impl::FusedStencil::derived && !j.contains("stencil");
+    if (derived) {
+      impl::check_fusion_depth(p.original, p.fused_steps, function(), prefix());
+      p.stencil = fuse(p.original, p.fused_steps);
+    } else {
+      p.stencil = stencil(at("stencil"), "stencil");
+    }
+    p.boundary  = name_of("boundary", [](const std::string& v) { return boundary_from_string(v); });
+    p.precision = name_of("precision", [](const std::string& v) { return precision_from_string(v); });
     // Plans written before float grids were planned read grids of their operand format.
     p.float_grids = j.contains("float_grids") && boolean(j.at("float_grids"), "float_grids");
     // Plans written before row alignment was planned: rows of whole 16-byte units.
@@ -182,13 +191,15 @@ class Reader : public impl::JsonFields {
         p.warnings.push_back(text(warnings[i], "warnings[" + std::to_string(i) + "]"));
       }
     }
-    return p;
+    return {std::move(p), derived};
   }
 };
 
 }  // namespace
 
-std::string to_json(const Plan& p) {
+namespace impl {
+
+json plan_tree(const Plan& p, FusedStencil fused) {
   json bids = json::array();
   for (const Bid& b : p.bids) {
     bids.push_back({{"backend", b.backend},
@@ -246,9 +257,22 @@ std::string to_json(const Plan& p) {
       {"scenario", scenario_json(p.scenario)},
       {"bids", bids},
       {"warnings", p.warnings}};
+  if (fused == FusedStencil::derived) j.erase("stencil");
+  return j;
+}
+
+Plan plan_from_tree(const json& tree, std::string_view function, std::string_view field_prefix, FusedStencil fused) {
+  const auto [plan, derived] = Reader(std::string(function), std::string(field_prefix)).plan(tree, fused);
+  verify_plan(plan, function, field_prefix, derived ? StencilCheck::derived : StencilCheck::compare);
+  return plan;
+}
+
+}  // namespace impl
+
+std::string to_json(const Plan& p) {
   // Names are labels taken as given (a stencil parsed from text is named by the text):
   // bytes that are not UTF-8 are written as U+FFFD rather than refused.
-  return j.dump(1, ' ', false, json::error_handler_t::replace);
+  return impl::plan_tree(p).dump(1, ' ', false, json::error_handler_t::replace);
 }
 
 Plan plan_from_json(std::string_view text) { return impl::read_plan(text, "plan_from_json", ""); }
@@ -264,9 +288,7 @@ Plan read_plan(std::string_view text, std::string_view function, std::string_vie
     if (fault.path.empty()) fail(function, "not valid JSON: ", e.what());
     fail(function, "not valid JSON at field '", field_prefix, json_path_string(fault.path), "': ", e.what());
   }
-  const Plan plan = Reader(std::string(function), std::string(field_prefix)).plan(j);
-  verify_plan(plan, function, field_prefix);
-  return plan;
+  return plan_from_tree(j, function, field_prefix);
 }
 
 }  // namespace impl
