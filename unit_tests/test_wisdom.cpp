@@ -172,6 +172,16 @@ TEST(Wisdom, FusedPlansAreHeldWithoutTheirFusedStencilAndDeriveIt) {
   expect_refused([&](json& f) { f["plans"][i]["plan"]["fused_steps"] = 0; }, {"'" + at + "fused_steps'", "below 1"});
   expect_refused([&](json& f) { f["plans"][i]["plan"]["fused_steps"] = 100000; },
                  {"'" + at + "fused_steps'", "beyond the supported radius"});
+  // An original whose fusion overflows a double is refused naming the field, not fuse alone.
+  expect_refused(
+      [&](json& f) {
+        json& original   = f["plans"][i]["plan"]["original"];
+        const int dims   = original["dims"].get<int>();
+        original["text"] = dims == 3   ? "0,0,0:1e300 1,0,0:1e300"
+                           : dims == 2 ? "0,0:1e300 1,0:1e300"
+                                       : "0:1e300 1:1e300";
+      },
+      {"'" + at + "original'", "cannot be fused"});
   // Another depth fuses into a consistent stencil that the rest of the plan does not fit.
   expect_refused(
       [&](json& f) { f["plans"][i]["plan"]["fused_steps"] = f["plans"][i]["plan"]["fused_steps"].get<int>() + 1; },

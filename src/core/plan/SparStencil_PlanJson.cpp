@@ -4,6 +4,8 @@
 
 #include <climits>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "SparStencil_Fuse.hpp"
 #include "SparStencil_JsonRead.hpp"
@@ -109,7 +111,11 @@ class Reader : public impl::JsonFields {
     const bool derived = fused == impl::FusedStencil::derived && !j.contains("stencil");
     if (derived) {
       impl::check_fusion_depth(p.original, p.fused_steps, function(), prefix());
-      p.stencil = fuse(p.original, p.fused_steps);
+      try {
+        p.stencil = fuse(p.original, p.fused_steps);
+      } catch (const std::runtime_error& e) {  // fused weights beyond a double's range
+        fail("original", "cannot be fused over " + std::to_string(p.fused_steps) + " steps: " + e.what());
+      }
     } else {
       p.stencil = stencil(at("stencil"), "stencil");
     }
