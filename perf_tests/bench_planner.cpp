@@ -39,6 +39,11 @@ namespace {
 std::atomic<long> heap_now{0}, heap_peak{0};
 }  // namespace
 
+// The heap is counted by replacing the global allocation functions: not where nvcc compiles
+// this file (CUDA builds), which takes them for device functions too, where they cannot
+// throw. The sweep is a measurement of the host's planner: run it on a host build.
+#if !defined(__CUDACC__)
+constexpr bool heap_counted = true;
 void* operator new(std::size_t n) {
   void* p = std::malloc(n ? n : 1);
   if (!p) throw std::bad_alloc();
@@ -53,6 +58,9 @@ void operator delete(void* p) noexcept {
   std::free(p);
 }
 void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
+#else
+constexpr bool heap_counted = false;
+#endif
 
 namespace {
 
@@ -126,7 +134,8 @@ int fusion_sweep(const std::vector<std::pair<std::string, sparstencil::AnyStenci
     }
     std::printf("%-34s worst %8.4f s CPU, peak heap %7.1f MB\n", name.c_str(), stencil_worst, stencil_mb);
   }
-  const bool met = worst_seconds < 1.0 && worst_mb < 200.0;
+  if (!heap_counted) std::printf("(peak heap not counted in a CUDA build: 0 MB below is no measurement)\n");
+  const bool met = worst_seconds < 1.0 && worst_mb < 200.0 && heap_counted;
   std::printf("fusion sweep: %ld plans, %ld refused, %.1f s CPU in all\n", plans, refused, total_seconds);
   std::printf("worst CPU: %.3f s (%s); worst peak heap: %.1f MB (%s); targets < 1 s, < 200 MB: %s\n", worst_seconds,
               worst_time_case.c_str(), worst_mb, worst_memory_case.c_str(), met ? "met" : "MISSED");
