@@ -105,7 +105,11 @@ GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, Ex
   }
   // Each candidate: one warm-up launch, then the median of three timed launches under the
   // caller's boundary (some variants cover the rim themselves). The launches write `out`,
-  // which the caller's own launch overwrites next.
+  // which the caller's own launch overwrites next. Two more are not taken where the first
+  // timed launch cannot win (half again the best median: launch noise is a few percent) or
+  // is long enough to be timed within a percent: on large compute-bound problems (a 3-D
+  // box of radius 4 on 512^3) the tuner's launches are most of a first iterate's cost.
+  constexpr double clearly_slower = 1.5, timed_once_seconds = 0.01;
   auto launch         = [&](const GenericConfig& c) { executor.apply(space, in, out, boundary, c, steps); };
   GenericConfig best  = candidates.front();
   double best_seconds = -1;
@@ -119,13 +123,16 @@ GenericConfig generic_config(const ExecSpace& space, const GenericExecutor<D, Ex
         launch(c);
         space.fence();
         seconds.push_back(timer.seconds());
+        const bool cannot_win = best_seconds >= 0 && seconds[0] > clearly_slower * best_seconds;
+        if (run == 0 && (cannot_win || seconds[0] >= timed_once_seconds)) break;
       }
     } catch (const std::runtime_error&) {
       continue;  // a variant this device cannot launch (too many threads or too much scratch)
     }
     std::sort(seconds.begin(), seconds.end());
-    if (best_seconds < 0 || seconds[1] < best_seconds) {
-      best_seconds = seconds[1];
+    const double median = seconds[seconds.size() / 2];
+    if (best_seconds < 0 || median < best_seconds) {
+      best_seconds = median;
       best         = c;
     }
   }
