@@ -1,9 +1,10 @@
 // Compute-bound single steps on the plain cores against the device's FMA peak, in one run:
 //   sparstencil_bench_compute_bound [--launches 20] [--repeats 7] [--small] [--dense]
 // - peak: a microbenchmark of independent FMA chains (eight a thread, every thread of a
-//   full grid), float and double: the FMAs a second the device issues at best;
+//   full grid; on host spaces twelve chains of 64-byte vectors a thread), float and
+//   double: the FMAs a second the device issues at best;
 // - the generic executor's single step (StencilPlan::apply, periodic, autotuned) of the
-//   15 x 15 box at 10240^2 and the 5 x 5 x 5 box at 512^3 (96^2 / 48^3 with --small), float
+//   15 x 15 and 7 x 7 boxes at 10240^2 and the 5 x 5 x 5 box at 512^3 (96^2 / 48^3 with --small), float
 //   and double, random weights and data: GStencil/s and FMAs a second (one an output
 //   point and term) as a share of the peak of the same precision.
 // - with --dense instead (a build with the dense executor on CUDA): the dense matrix-core
@@ -51,9 +52,58 @@ struct FmaChains {
   }
 };
 
+/// On host spaces: twelve independent chains of 64-byte vectors a thread (GCC/Clang vector
+/// types, lowered to the widest registers the target has), enough to cover an FMA unit's
+/// latency on two ports; a scalar chain would measure the latency, not the peak.
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP)
+template <class T>
+struct HostFmaChains {
+  static constexpr int chains = 12;
+  static constexpr int lanes  = static_cast<int>(64 / sizeof(T));
+  typedef T Vector __attribute__((vector_size(64)));
+  Kokkos::View<T*, Space::memory_space> out;
+  T b, c;
+  int iterations;
+  void operator()(const long i) const {
+    Vector a[chains];
+    for (int k = 0; k < chains; ++k) {
+      for (int w = 0; w < lanes; ++w) a[k][w] = static_cast<T>((i + k + w) % 1024) * static_cast<T>(1e-3);
+    }
+    const Vector vb = a[0] * T(0) + b, vc = a[0] * T(0) + c;
+    for (int n = 0; n < iterations; ++n) {
+#pragma GCC unroll 12
+      for (int k = 0; k < chains; ++k) a[k] = a[k] * vb + vc;
+    }
+    T sum = 0;
+    for (int k = 0; k < chains; ++k) {
+      for (int w = 0; w < lanes; ++w) sum += a[k][w];
+    }
+    out(i) = sum;
+  }
+};
+constexpr bool host_fma_chains = true;
+#else
+constexpr bool host_fma_chains = false;
+#endif
+
 /// FMAs a second at best in T.
 template <class T>
 double fma_peak(bool small, int repeats) {
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP)
+  if constexpr (host_fma_chains && std::is_same_v<Space, Kokkos::DefaultHostExecutionSpace>) {
+    const long items     = 16L * Space().concurrency();  // a few an OpenMP thread
+    const int iterations = small ? 1 << 12 : 1 << 18;
+    HostFmaChains<T> kernel{Kokkos::View<T*, Space::memory_space>("fma sums", items), T(0.999), T(1e-4), iterations};
+    const double seconds = seconds_per_launch(
+        [&](int) {
+          Kokkos::parallel_for("sparstencil::bench::host_fma_chains",
+                               Kokkos::RangePolicy<Space, Kokkos::IndexType<long>>(0, items), kernel);
+        },
+        3, repeats);
+    if (!(kernel.out(items - 1) > 0)) throw std::runtime_error("bench_compute_bound: the FMA chains gave no sum");
+    return static_cast<double>(items) * iterations * HostFmaChains<T>::chains * HostFmaChains<T>::lanes / seconds;
+  }
+#endif
   const long threads   = small ? 1L << 12 : 1L << 22;  // 4M threads: every SM full many times
   const int iterations = small ? 64 : 2048;
   FmaChains<T> kernel{Kokkos::View<T*, Space::memory_space>("fma sums", threads), T(0.999), T(1e-4), iterations};
@@ -186,6 +236,8 @@ int run(int argc, char* argv[]) {
               peak_f / 1e12, 2 * peak_f / 1e12, peak_d / 1e12, 2 * peak_d / 1e12);
   run_box<float, 2>(7, small ? 96 : 10240, launches, repeats, peak_f, "float");
   run_box<double, 2>(7, small ? 96 : 10240, launches, repeats, peak_d, "double");
+  run_box<float, 2>(3, small ? 96 : 10240, launches, repeats, peak_f, "float");  // Box-2D49P's shape
+  run_box<double, 2>(3, small ? 96 : 10240, launches, repeats, peak_d, "double");
   run_box<float, 3>(2, small ? 48 : 512, launches, repeats, peak_f, "float");
   run_box<double, 3>(2, small ? 48 : 512, launches, repeats, peak_d, "double");
   return 0;

@@ -91,8 +91,25 @@ TEST(ApplyErrors, ForcedGenericVariantIsChecked) {
   V2 in("in", 16, 16), out("out", 16, 16);
   Options options{Boundary::periodic, "generic"};
   options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 4, 3};
+  if (sparstencil::impl::runs_on_host<Space>()) {
+    // A host tile is a loop nest on one thread: rows in blocks, not a team of threads.
+    EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "3 outputs (rows of a host tile",
+                          "must be 1, 2 or a multiple of 4 up to 4096");
+    options.generic_variant = GenericConfig{GenericCaching::hardware, 512, 256, 4};
+    EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "a host tile of 512 x 256",
+                          "at most 65536 points across");
+    options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 4, 8192};
+    EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "8192 outputs");
+    options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 32, 64};
+    EXPECT_NO_THROW(apply(presets::heat_2d(), in, out, options));
+  } else {
+    EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "outputs per thread 3 must be 1, 2, 4 or 8");
+    options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 32, 4};
+    EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "64 x 32 threads per team", "at most 256");
+  }
+  options.generic_variant = GenericConfig{GenericCaching::scratch, 64, 4, 3};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "outputs per thread 3 must be 1, 2, 4 or 8");
-  options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 32, 4};
+  options.generic_variant = GenericConfig{GenericCaching::scratch, 64, 32, 4};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "64 x 32 threads per team", "at most 256");
   options.generic_variant = GenericConfig{GenericCaching::streaming, 64, 1, 128, 3};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "streaming 3 columns per thread",

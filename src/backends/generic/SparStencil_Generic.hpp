@@ -184,9 +184,21 @@ class GenericExecutor {
       config.columns = 1;
     }
     const Geometry<D> g = geometry(in, out, config);
-    if (config.caching == GenericCaching::hardware && g.in_stride[D - 1] != 1) config.caching = GenericCaching::scratch;
+    if (config.caching == GenericCaching::hardware && g.in_stride[D - 1] != 1) {
+      // A host tile of rows may be larger than a team the scratch kernel takes: then its default.
+      const bool fits = config.outputs <= 8 && config.threads_fast * config.threads_second <= max_team_threads;
+      config          = fits ? config : GenericConfig{GenericCaching::scratch, 64, 4, 4};
+      config.caching  = GenericCaching::scratch;
+    }
     return config;
   }
+
+  /// Host spaces run the hardware-cached tile as rows on one thread (InteriorKernel::rows,
+  /// D >= 2): its tile, threads_fast x threads_second x outputs (2-D: the rows are
+  /// threads_second x outputs), is a loop nest, not a team, and may be as large as
+  /// host_tile_points; its rows along k = 0 are walked host_sum_rows at a time.
+  static constexpr bool host_tiles       = D >= 2 && runs_on_host<ExecSpace>();
+  static constexpr long host_tile_points = 1L << 16;
 
   /// Checks a forced variant before it runs.
   static void check(const GenericConfig& c) {
@@ -200,6 +212,17 @@ class GenericExecutor {
       }
     } else if (c.columns != 1) {
       fail("apply", "generic variant: ", c.columns, " columns per thread: only streaming computes several");
+    } else if (host_tiles && c.caching == GenericCaching::hardware) {
+      if (c.outputs != 1 && c.outputs != 2 && (c.outputs % 4 != 0 || c.outputs > 4096)) {
+        fail("apply", "generic variant: ", c.outputs, " outputs (rows of a host tile along the slowest axis) ",
+             "must be 1, 2 or a multiple of 4 up to 4096");
+      }
+      if (c.threads_fast < 1 || c.threads_second < 1 ||
+          static_cast<long>(c.threads_fast) * c.threads_second > host_tile_points) {
+        fail("apply", "generic variant: a host tile of ", c.threads_fast, " x ", c.threads_second,
+             " columns and rows must be positive and at most ", host_tile_points, " points across");
+      }
+      return;
     } else if (c.outputs != 1 && c.outputs != 2 && c.outputs != 4 && c.outputs != 8) {
       fail("apply", "generic variant: outputs per thread ", c.outputs, " must be 1, 2, 4 or 8");
     }
@@ -355,12 +378,17 @@ class GenericExecutor {
                                                       const GenericConfig& config) const {
     const bool scratch = config.caching == GenericCaching::scratch;
     std::function<void(const T*, T*)> launch;
-
-    with_outputs(config, [&](auto v) {
+    GenericConfig compiled = config;
+    // Host rows hold host_sum_rows rows of sums at most (InteriorKernel::rows): taller tiles
+    // run V = host_sum_rows.
+    if (host_tiles && !scratch) compiled.outputs = std::min(config.outputs, host_sum_rows);
+    with_outputs(compiled, [&](auto v) {
       constexpr int V = decltype(v)::value;
-      if (scratch)
+      if (scratch) {
         launch = prepared(space, InteriorKernel<T, D, Shape, V, true, ExecSpace>{nullptr, nullptr, g, shape});
-      else launch = prepared(space, InteriorKernel<T, D, Shape, V, false, ExecSpace>{nullptr, nullptr, g, shape});
+      } else if constexpr (!host_tiles || V <= host_sum_rows) {
+        launch = prepared(space, InteriorKernel<T, D, Shape, V, false, ExecSpace>{nullptr, nullptr, g, shape});
+      }
     });
     return launch;
   }
@@ -424,10 +452,32 @@ class GenericExecutor {
     };
   }
 
+  /// The rim's launch on a host space: HostRimKernel, a row a work item, dynamically
+  /// scheduled (the rows that are rim from end to end gather at the slowest axis' ends).
+  template <class InView, class OutView>
+  std::function<void(const InView&, const OutView&)> prepared_host_rim(const ExecSpace& space, const Geometry<D>& g,
+                                                                       Boundary boundary) const {
+    using Kernel = HostRimKernel<D, T, MemorySpace>;
+    Kernel kernel{nullptr,      nullptr, terms_for(space, g.axis), g.axis, g.extent, g.halo, g.in_stride,
+                  g.out_stride, boundary};
+    const Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<long>, Kokkos::Schedule<Kokkos::Dynamic>> policy(
+        space, 0, kernel.rows());
+    return [policy, kernel](const InView& in, const OutView& out) {
+      Kernel k = kernel;
+      k.in     = in.data();
+      k.out    = out.data();
+      Kokkos::parallel_for("sparstencil::generic[host rim]", policy, k);
+    };
+  }
+
   /// The rim's launch under `boundary`: the slabs outside the interior, point by point.
   template <class InView, class OutView>
   std::function<void(const InView&, const OutView&)> prepared_rim(const ExecSpace& space, const OutView& out,
                                                                   const Geometry<D>& g, Boundary boundary) const {
+    if constexpr (runs_on_host<ExecSpace>()) {
+      if (g.in_stride[D - 1] == 1 && g.out_stride[D - 1] == 1)
+        return prepared_host_rim<InView, OutView>(space, g, boundary);
+    }
     using Kernel = RimKernel<D, InView, OutView, MemorySpace>;
     Kokkos::Array<int, D> extent;
     for (int a = 0; a < D; ++a) extent[a] = static_cast<int>(out.extent(a));

@@ -8,10 +8,12 @@
 ///  - SparStencil_StreamKernel.hpp: StreamKernel, one step streamed plane by plane on GPU
 ///    teams.
 ///  - SparStencil_FusedKernel.hpp: FusedKernel, several steps a launch by overlapped tiles.
-///  - SparStencil_RimKernel.hpp: RimKernel, the rim under the boundary mode.
+///  - SparStencil_RimKernel.hpp: RimKernel, the rim under the boundary mode, point by point;
+///    SparStencil_HostRimKernel.hpp: HostRimKernel, the same on host spaces, row by row.
 /// The deep temporal kernels have headers of their own (SparStencil_StreamTemporalKernel.hpp,
 /// SparStencil_ExchangeTemporalKernel.hpp).
 #include "SparStencil_FusedKernel.hpp"
+#include "SparStencil_HostRimKernel.hpp"
 #include "SparStencil_InteriorKernel.hpp"
 #include "SparStencil_KernelCommon.hpp"
 #include "SparStencil_RimKernel.hpp"

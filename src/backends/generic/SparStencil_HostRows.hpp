@@ -21,6 +21,15 @@ namespace sparstencil::impl {
 template <class Acc>
 inline constexpr int host_columns = static_cast<int>(64 / sizeof(Acc));
 
+/// Rows of sums a host block holds at most: eight where AVX-512's 32 vector registers hold
+/// them (eight independent FMA chains, as two FMA ports of four cycles' latency need: four
+/// bind a compute-bound shape at half the FMA rate), four elsewhere.
+#if defined(__AVX512F__)
+inline constexpr int host_sum_rows = 8;
+#else
+inline constexpr int host_sum_rows = 4;
+#endif
+
 template <class Shape>
 struct IsRuntimeShape : std::false_type {};
 template <int D, class Acc, class MemorySpace>

@@ -114,22 +114,18 @@ struct InteriorKernel {
     });
   }
 
-  /// The tile from `origin` on one host thread: up to 4 rows along k = 0 at a time (3-D:
-  /// each row along k = 1 in turn), W columns at a time (SparStencil_HostRows.hpp), the
-  /// rest of a row one column at a time and the tile's last rows along k = 0 one at a
-  /// time, so no read passes the rim.
+  /// The tile from `origin` on one host thread: host_sum_rows rows along k = 0 at a time
+  /// (3-D: each row along k = 1 in turn), the tile's last rows along k = 0 one at a time,
+  /// each row W columns at a time (SparStencil_HostRows.hpp) and the rest of it one column
+  /// at a time, so no read passes the rim.
   KOKKOS_INLINE_FUNCTION void rows(const Kokkos::Array<int, D>& origin) const {
-    // At most 4 rows of sums at a time (V = 8 runs as two groups of 4): a block of V x W
-    // sums stays in registers, and the fully unrolled blocks are compiled three times,
-    // not four.
-    constexpr int VR  = V > 4 ? 4 : V;
-    constexpr int W   = host_columns<Acc>;
+    constexpr int VR  = V > host_sum_rows ? host_sum_rows : V;
     auto at_most      = [](int a, int b) { return a < b ? a : b; };
     const int rows0   = at_most(g.tile[0], g.count[0] - origin[0]);
     const int rows1   = D == 3 ? at_most(g.tile[1], g.count[1] - origin[1]) : 1;
     const int columns = at_most(g.tile[D - 1], g.count[D - 1] - origin[D - 1]);
-    const long of     = g.out_stride[D - 1];
     for (int r0 = 0; r0 < rows0; r0 += VR) {
+      const int valid = at_most(VR, rows0 - r0);
       for (int r1 = 0; r1 < rows1; ++r1) {
         long base = 0, target = 0;
         for (int k = 0; k < D; ++k) {
@@ -137,23 +133,33 @@ struct InteriorKernel {
           base += static_cast<long>(i) * g.in_stride[k];
           target += static_cast<long>(i) * g.out_stride[k];
         }
-        const int valid = at_most(VR, rows0 - r0);
-        int c           = 0;
         if (valid == VR) {
-          for (; c + W <= columns; c += W) {
-            host_sums_t<Acc> acc[VR] = {};
-            accumulate_columns<VR, Acc>(shape, in, base + c, g.in_stride, acc, g.axis);
-            SPARSTENCIL_UNROLL
-            for (int v = 0; v < VR; ++v) store_sums<Acc>(out + target + v * g.out_stride[0] + c * of, of, acc[v]);
-          }
+          row_block<VR>(base, target, columns);
+        } else {
+          for (int v = 0; v < valid; ++v)
+            row_block<1>(base + v * g.in_stride[0], target + v * g.out_stride[0], columns);
         }
-        for (; c < columns; ++c) {
-          for (int v = 0; v < valid; ++v) {
-            Acc acc[1] = {};
-            accumulate<1>(shape, in, base + c + v * g.in_stride[0], g.in_stride, acc, g.axis);
-            out[target + c * of + v * g.out_stride[0]] = static_cast<T>(acc[0]);
-          }
-        }
+      }
+    }
+  }
+
+  /// VB rows from `base` (in) and `target` (out), `columns` long.
+  template <int VB>
+  KOKKOS_INLINE_FUNCTION void row_block(long base, long target, int columns) const {
+    constexpr int W = host_columns<Acc>;
+    const long of   = g.out_stride[D - 1];
+    int c           = 0;
+    for (; c + W <= columns; c += W) {
+      host_sums_t<Acc> acc[VB] = {};
+      accumulate_columns<VB, Acc>(shape, in, base + c, g.in_stride, acc, g.axis);
+      SPARSTENCIL_UNROLL
+      for (int v = 0; v < VB; ++v) store_sums<Acc>(out + target + v * g.out_stride[0] + c * of, of, acc[v]);
+    }
+    for (; c < columns; ++c) {
+      for (int v = 0; v < VB; ++v) {
+        Acc acc[1] = {};
+        accumulate<1>(shape, in, base + c + v * g.in_stride[0], g.in_stride, acc, g.axis);
+        out[target + c * of + v * g.out_stride[0]] = static_cast<T>(acc[0]);
       }
     }
   }
