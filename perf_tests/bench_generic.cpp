@@ -1,5 +1,5 @@
 // Benchmarks of the generic executor on the standard benchmark set.
-//   sparstencil_bench_generic [--sizes=paper|small] [--variant=CACHING,FAST,SECOND,OUTPUTS[,COLUMNS]]
+//   sparstencil_bench_generic [--sizes=paper|small] [--variant=CACHING,FAST,SECOND,OUTPUTS[,COLUMNS]] [--extent3d=N]
 //                             [Google Benchmark flags]
 // paper sizes (the papers' problem sizes): 1D 10,240,000 points, 2D 10240 x 10240, 3D 512^3;
 // small sizes fit a CPU run in seconds. Default: paper on GPU execution spaces, small on host.
@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <type_traits>
 #include <cstdio>
 #include <optional>
@@ -49,11 +50,15 @@ sparstencil::GenericConfig parse_variant(const std::string& text) {
   return c;
 }
 
+/// --extent3d=N: 3-D grids of N^3 points instead of the sizes' (other widths than 512, whose
+/// planes and rows are powers of two apart).
+int extent3d = 0;
+
 template <int D>
 std::array<int, D> extents() {
   const std::vector<long> e = sparstencil::bench::problem_extents(D, paper_sizes);
   std::array<int, D> out{};
-  for (int a = 0; a < D; ++a) out[a] = static_cast<int>(e[a]);
+  for (int a = 0; a < D; ++a) out[a] = D == 3 && extent3d > 0 ? extent3d : static_cast<int>(e[a]);
   return out;
 }
 
@@ -268,6 +273,7 @@ int main(int argc, char* argv[]) {
     if (std::strcmp(argv[i], "--sizes=paper") == 0) paper_sizes = true;
     else if (std::strcmp(argv[i], "--sizes=small") == 0) paper_sizes = false;
     else if (std::strncmp(argv[i], "--variant=", 10) == 0) forced_variant = parse_variant(argv[i] + 10);
+    else if (std::strncmp(argv[i], "--extent3d=", 11) == 0) extent3d = std::atoi(argv[i] + 11);
     else argv[kept++] = argv[i];
   }
   argc = kept;
