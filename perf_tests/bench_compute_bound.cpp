@@ -56,6 +56,7 @@ struct FmaChains {
 /// types, lowered to the widest registers the target has), enough to cover an FMA unit's
 /// latency on two ports; a scalar chain would measure the latency, not the peak.
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP)
+#define SPARSTENCIL_BENCH_HOST_FMA_CHAINS 1
 template <class T>
 struct HostFmaChains {
   static constexpr int chains = 12;
@@ -81,41 +82,38 @@ struct HostFmaChains {
     out(i) = sum;
   }
 };
-constexpr bool host_fma_chains = true;
-#else
-constexpr bool host_fma_chains = false;
 #endif
+
+/// FMAs a second of `kernel` run over `items` work items, each of `fmas` FMAs; its sums
+/// checked, so that none was optimised away.
+template <class Kernel>
+double fmas_per_second(const Kernel& kernel, long items, double fmas, int repeats) {
+  const double seconds = seconds_per_launch(
+      [&](int) {
+        Kokkos::parallel_for("sparstencil::bench::fma_chains",
+                             Kokkos::RangePolicy<Space, Kokkos::IndexType<long>>(0, items), kernel);
+      },
+      3, repeats);
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), kernel.out);
+  if (!(host(items - 1) > 0)) throw std::runtime_error("bench_compute_bound: the FMA chains gave no sum");
+  return static_cast<double>(items) * fmas / seconds;
+}
 
 /// FMAs a second at best in T.
 template <class T>
 double fma_peak(bool small, int repeats) {
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP)
-  if constexpr (host_fma_chains && std::is_same_v<Space, Kokkos::DefaultHostExecutionSpace>) {
+#if defined(SPARSTENCIL_BENCH_HOST_FMA_CHAINS)
+  if constexpr (std::is_same_v<Space, Kokkos::DefaultHostExecutionSpace>) {
     const long items     = 16L * Space().concurrency();  // a few an OpenMP thread
     const int iterations = small ? 1 << 12 : 1 << 18;
     HostFmaChains<T> kernel{Kokkos::View<T*, Space::memory_space>("fma sums", items), T(0.999), T(1e-4), iterations};
-    const double seconds = seconds_per_launch(
-        [&](int) {
-          Kokkos::parallel_for("sparstencil::bench::host_fma_chains",
-                               Kokkos::RangePolicy<Space, Kokkos::IndexType<long>>(0, items), kernel);
-        },
-        3, repeats);
-    if (!(kernel.out(items - 1) > 0)) throw std::runtime_error("bench_compute_bound: the FMA chains gave no sum");
-    return static_cast<double>(items) * iterations * HostFmaChains<T>::chains * HostFmaChains<T>::lanes / seconds;
+    return fmas_per_second(kernel, items, static_cast<double>(iterations) * kernel.chains * kernel.lanes, repeats);
   }
 #endif
   const long threads   = small ? 1L << 12 : 1L << 22;  // 4M threads: every SM full many times
   const int iterations = small ? 64 : 2048;
   FmaChains<T> kernel{Kokkos::View<T*, Space::memory_space>("fma sums", threads), T(0.999), T(1e-4), iterations};
-  const double seconds = seconds_per_launch(
-      [&](int) {
-        Kokkos::parallel_for("sparstencil::bench::fma_chains",
-                             Kokkos::RangePolicy<Space, Kokkos::IndexType<long>>(0, threads), kernel);
-      },
-      3, repeats);
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), kernel.out);
-  if (!(host(threads - 1) > 0)) throw std::runtime_error("bench_compute_bound: the FMA chains gave no sum");
-  return static_cast<double>(threads) * iterations * FmaChains<T>::chains / seconds;
+  return fmas_per_second(kernel, threads, static_cast<double>(iterations) * FmaChains<T>::chains, repeats);
 }
 
 /// A box of radius r with random weights (sum near 1).

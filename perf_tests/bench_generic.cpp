@@ -273,8 +273,13 @@ int main(int argc, char* argv[]) {
     if (std::strcmp(argv[i], "--sizes=paper") == 0) paper_sizes = true;
     else if (std::strcmp(argv[i], "--sizes=small") == 0) paper_sizes = false;
     else if (std::strncmp(argv[i], "--variant=", 10) == 0) forced_variant = parse_variant(argv[i] + 10);
-    else if (std::strncmp(argv[i], "--extent3d=", 11) == 0) extent3d = std::atoi(argv[i] + 11);
-    else argv[kept++] = argv[i];
+    else if (std::strncmp(argv[i], "--extent3d=", 11) == 0) {
+      extent3d = std::atoi(argv[i] + 11);
+      if (extent3d < 3) {
+        std::fprintf(stderr, "%s: expected a 3-D extent of at least 3\n", argv[i]);
+        return 1;
+      }
+    } else argv[kept++] = argv[i];
   }
   argc = kept;
   if (sparstencil::has_distinct_half) register_all<Kokkos::Experimental::half_t>("half");

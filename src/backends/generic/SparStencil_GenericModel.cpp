@@ -27,14 +27,13 @@ std::vector<GenericConfig> candidates(int dims, bool gpu) {
     // Host spaces run one thread per team: the team's tile is a loop, so only the tile
     // shape and outputs per iteration matter. The hardware-cached tiles run as vectorised
     // rows (SparStencil_HostRows.hpp): wide along the contiguous axis, 2-8 rows of sums
-    // (eight where the target has AVX-512: compute-bound shapes), 3-D tiles of several rows
-    // walking many planes (the halo planes of the next rows of sums still in L2).
+    // (eight where the target has AVX-512: compute-bound shapes). 3-D tiles of many planes
+    // (512 x 8 x 128 and others) measured no faster (perf_tests/RESULTS.md, 2026-12-03).
     if (dims == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {sw, 256, 1, 4}};
     if (dims == 2) {
       return {{hw, 256, 1, 4}, {hw, 128, 2, 4}, {hw, 128, 1, 8}, {hw, 256, 1, 8}, {hw, 64, 4, 2}, {sw, 64, 4, 4}};
     }
-    return {{hw, 256, 1, 4}, {hw, 128, 2, 4},   {hw, 64, 4, 4}, {hw, 32, 8, 4},
-            {hw, 256, 1, 8}, {hw, 512, 8, 128}, {sw, 64, 4, 4}};
+    return {{hw, 256, 1, 4}, {hw, 128, 2, 4}, {hw, 64, 4, 4}, {hw, 32, 8, 4}, {hw, 256, 1, 8}, {sw, 64, 4, 4}};
   }
   if (dims == 1) return {{hw, 256, 1, 4}, {hw, 256, 1, 1}, {hw, 256, 1, 2}, {hw, 128, 1, 8}, {sw, 256, 1, 4}};
   // Streaming with one column a thread is left out (2-D, 3-D): it keeps a local-memory

@@ -14,6 +14,7 @@
 #include "SparStencil_Boundary.hpp"
 #include "SparStencil_GenericShapes.hpp"
 #include "SparStencil_HostRows.hpp"
+#include "SparStencil_KernelCommon.hpp"
 #include "SparStencil_Precision.hpp"
 
 namespace sparstencil::impl {
@@ -79,22 +80,20 @@ struct HostRimKernel {
     for (; c < n - r; ++c) point(i, c, to);
   }
 
-  /// Offset in `in` of term t's row for the row at slower coordinates i, wrapped.
+  /// Offset in `in` of term t's row for the row at slower coordinates i, wrapped (|offset|
+  /// <= radius < extent / 2: one wrap is enough).
   KOKKOS_INLINE_FUNCTION long source_row(const Kokkos::Array<int, D>& i, int t) const {
     long at = 0;
-    for (int k = 0; k + 1 < D; ++k) at += wrap(i[k] + shape.offsets(t, axis[k]), extent[k]) * in_stride[k];
+    for (int k = 0; k + 1 < D; ++k) at += wrapped(i[k] + shape.offsets(t, axis[k]), extent[k]) * in_stride[k];
     return at;
   }
-
-  /// |offset| <= radius < extent / 2, so one wrap is enough.
-  KOKKOS_INLINE_FUNCTION static int wrap(int c, int n) { return c < 0 ? c + n : c >= n ? c - n : c; }
 
   /// The point at column c of the row at slower coordinates i, every read wrapped.
   KOKKOS_INLINE_FUNCTION void point(const Kokkos::Array<int, D>& i, int c, long to) const {
     const int terms = static_cast<int>(shape.weights.extent(0));
     Acc sum         = 0;
     for (int t = 0; t < terms; ++t) {
-      const long at = source_row(i, t) + wrap(c + shape.offsets(t, axis[D - 1]), extent[D - 1]);
+      const long at = source_row(i, t) + wrapped(c + shape.offsets(t, axis[D - 1]), extent[D - 1]);
       sum += shape.weights(t) * static_cast<Acc>(in[at]);
     }
     out[to + c] = static_cast<T>(sum);
