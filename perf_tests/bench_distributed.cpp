@@ -137,7 +137,7 @@ int run(const Arguments& args, const sparstencil::Stencil<D>& stencil) {
   options.backend  = args.backend;
   options.fusion   = args.fusion;
   // One variant everywhere (no tuning per box): the one-domain check compares bits.
-  if (args.check) options.tuning.autotune = false;
+  if (args.check) options.generic.tuning.autotune = false;
   if (args.plain) {
     if (ranks != 1) throw std::runtime_error("bench_distributed: --plain runs on one rank");
     return run_plain<T, D>(args, stencil, global, options,

@@ -124,7 +124,7 @@ void run_generic(benchmark::State& state, const sparstencil::Stencil<D>& stencil
   sparstencil::Options options;
   options.boundary        = sparstencil::Boundary::periodic;
   options.backend         = "generic";
-  options.generic_variant = forced_variant;
+  options.generic.variant = forced_variant;
   // Warm-up; on a large grid this first step also runs the autotuning pass.
   sparstencil::RunReport report;
   try {

@@ -178,7 +178,7 @@ int first_call(int n) {
   forget_wisdom();
   using Space     = Kokkos::DefaultExecutionSpace;
   using View3     = Kokkos::View<float***, Space::memory_space>;
-  const int steps = 8;  // n = 128: 2 M points, timed by the tuner (Options::tuning.min_points)
+  const int steps = 8;  // n = 128: 2 M points, timed by the tuner (Options::generic.tuning.min_points)
   View3 a("a", n, n, n), b("b", n, n, n);
   Kokkos::Random_XorShift64_Pool<Space> pool(5);
   Kokkos::fill_random(a, pool, 1.0f);

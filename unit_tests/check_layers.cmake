@@ -2,10 +2,15 @@ cmake_minimum_required(VERSION 3.20)
 # The layers of src/ (docs/ARCHITECTURE.md), arrows downward only:
 #   core/model <- core/plan <- backends <- kokkos (the front-end) <- mpi
 # Fails naming each file that includes a header of a layer above its own, or (core) a
-# Kokkos, CUDA or HIP header. Run: cmake -DSOURCE_DIR=<repo>/src -P check_layers.cmake
+# Kokkos, CUDA or HIP header, and each of the backends' shared files (src/backends/*) and
+# the front-end's that includes a header of one backend's folder (src/backends/<name>/)
+# other than through the registry's generated headers.
+# Run: cmake -DSOURCE_DIR=<repo>/src -P check_layers.cmake
 file(GLOB_RECURSE model_files "${SOURCE_DIR}/core/model/*.hpp" "${SOURCE_DIR}/core/model/*.cpp")
 file(GLOB_RECURSE plan_files "${SOURCE_DIR}/core/plan/*.hpp" "${SOURCE_DIR}/core/plan/*.cpp")
 file(GLOB_RECURSE backend_files "${SOURCE_DIR}/backends/*.hpp" "${SOURCE_DIR}/backends/*.cpp"
+     "${SOURCE_DIR}/backends/*.cu" "${SOURCE_DIR}/backends/*.cuh")
+file(GLOB shared_backend_files "${SOURCE_DIR}/backends/*.hpp" "${SOURCE_DIR}/backends/*.cpp"
      "${SOURCE_DIR}/backends/*.cu" "${SOURCE_DIR}/backends/*.cuh")
 file(GLOB_RECURSE frontend_files "${SOURCE_DIR}/kokkos/*.hpp")
 file(GLOB_RECURSE mpi_files "${SOURCE_DIR}/mpi/*.hpp")
@@ -23,12 +28,15 @@ endfunction()
 names_of(model_names ${model_files})
 names_of(plan_names ${plan_files})
 names_of(backend_names ${backend_files})
+names_of(shared_backend_names ${shared_backend_files})
 names_of(frontend_names ${frontend_files})
 names_of(mpi_names ${mpi_files})
 # Headers generated for the build: the configuration, the registry's lists and the generic
 # executor's prebuilt spaces (backends).
-list(APPEND backend_names SparStencil_Config.hpp SparStencil_BackendModels.hpp SparStencil_KokkosBackends.hpp
-     SparStencil_GenericPrebuilt.hpp)
+set(generated_names SparStencil_Config.hpp SparStencil_BackendModels.hpp SparStencil_KokkosBackends.hpp
+    SparStencil_BackendHeaders.hpp SparStencil_GenericPrebuilt.hpp)
+list(APPEND backend_names ${generated_names})
+list(APPEND shared_backend_names ${generated_names})
 
 set(violations "")
 # check(files LAYER allowed-local-headers... FORBID_SYSTEM regex)
@@ -53,9 +61,12 @@ endfunction()
 set(device_headers "Kokkos|cuda|hip|nvToolsExt|cub/|thrust/")
 check("core/model" "${device_headers}" FILES ${model_files} ALLOWED ${model_names})
 check("core/plan" "${device_headers}" FILES ${plan_files} ALLOWED ${model_names} ${plan_names})
-check("backends" "" FILES ${backend_files} ALLOWED ${model_names} ${plan_names} ${backend_names})
+set(folder_backend_files ${backend_files})
+list(REMOVE_ITEM folder_backend_files ${shared_backend_files})
+check("backends" "" FILES ${folder_backend_files} ALLOWED ${model_names} ${plan_names} ${backend_names})
+check("backends, shared" "" FILES ${shared_backend_files} ALLOWED ${model_names} ${plan_names} ${shared_backend_names})
 check("kokkos" "" FILES ${frontend_files}
-      ALLOWED ${model_names} ${plan_names} ${backend_names} ${frontend_names})
+      ALLOWED ${model_names} ${plan_names} ${shared_backend_names} ${frontend_names})
 check("mpi" "" FILES ${mpi_files}
       ALLOWED ${model_names} ${plan_names} ${backend_names} ${frontend_names} ${mpi_names})
 if(violations)

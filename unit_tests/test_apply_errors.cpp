@@ -90,36 +90,36 @@ TEST(ApplyErrors, RunTimeStencilDimensionMustMatchRank) {
 TEST(ApplyErrors, ForcedGenericVariantIsChecked) {
   V2 in("in", 16, 16), out("out", 16, 16);
   Options options{Boundary::periodic, "generic"};
-  options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 4, 3};
+  options.generic.variant = GenericConfig{GenericCaching::hardware, 64, 4, 3};
   if (sparstencil::impl::runs_on_host<Space>()) {
     // A host tile is a loop nest on one thread: rows in blocks, not a team of threads.
     EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "3 outputs (rows of a host tile",
                           "must be 1, 2 or a multiple of 4 up to 4096");
-    options.generic_variant = GenericConfig{GenericCaching::hardware, 512, 256, 4};
+    options.generic.variant = GenericConfig{GenericCaching::hardware, 512, 256, 4};
     EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "a host tile of 512 x 256",
                           "at most 65536 points across");
-    options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 4, 8192};
+    options.generic.variant = GenericConfig{GenericCaching::hardware, 64, 4, 8192};
     EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "8192 outputs");
-    options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 32, 64};
+    options.generic.variant = GenericConfig{GenericCaching::hardware, 64, 32, 64};
     EXPECT_NO_THROW(apply(presets::heat_2d(), in, out, options));
   } else {
     EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "outputs per thread 3 must be 1, 2, 4 or 8");
-    options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 32, 4};
+    options.generic.variant = GenericConfig{GenericCaching::hardware, 64, 32, 4};
     EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "64 x 32 threads per team", "at most 256");
   }
-  options.generic_variant = GenericConfig{GenericCaching::scratch, 64, 4, 3};
+  options.generic.variant = GenericConfig{GenericCaching::scratch, 64, 4, 3};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "outputs per thread 3 must be 1, 2, 4 or 8");
-  options.generic_variant = GenericConfig{GenericCaching::scratch, 64, 32, 4};
+  options.generic.variant = GenericConfig{GenericCaching::scratch, 64, 32, 4};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "64 x 32 threads per team", "at most 256");
-  options.generic_variant = GenericConfig{GenericCaching::streaming, 64, 1, 128, 3};
+  options.generic.variant = GenericConfig{GenericCaching::streaming, 64, 1, 128, 3};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "streaming 3 columns per thread",
                         "must be 1, 2 or 4");
-  options.generic_variant = GenericConfig{GenericCaching::hardware, 64, 4, 4, 2};
+  options.generic.variant = GenericConfig{GenericCaching::hardware, 64, 4, 4, 2};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_2d(), in, out, options), "2 columns per thread", "only streaming");
   V3 in3("in", 8, 8, 8), out3("out", 8, 8, 8);
-  options.generic_variant = GenericConfig{GenericCaching::streaming, 32, 8, 64, 4};
+  options.generic.variant = GenericConfig{GenericCaching::streaming, 32, 8, 64, 4};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_3d(), in3, out3, options), "4 columns per thread", "2-D only");
-  options.generic_variant = GenericConfig{GenericCaching::streaming, 32, 16, 64, 2};
+  options.generic.variant = GenericConfig{GenericCaching::streaming, 32, 16, 64, 2};
   EXPECT_ERROR_MENTIONS(apply(presets::heat_3d(), in3, out3, options), "32 x 16 threads per team", "at most 256");
 }
 

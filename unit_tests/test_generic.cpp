@@ -41,7 +41,7 @@ class GenericExecutor : public ::testing::Test {
     fill_random<D>(out, seed + 1);
     const HostGrid<D> before = to_grid<D>(out), input = to_grid<D>(in);
     Options options{boundary, "generic"};
-    options.generic_variant = variant;
+    options.generic.variant = variant;
     const RunReport report  = apply(exec_space(), stencil, in, out, options);
     exec_space().fence();
     EXPECT_EQ(report.executor, "generic");
@@ -235,9 +235,9 @@ TYPED_TEST(GenericExecutor, ComputeBoundBoxesRunTheirStreamingKernels) {
              plain = make_view<View, D>("plain", extents);
         fill_random<D>(in, seed++);
         Options options{boundary, "generic"};
-        options.generic_variant = variant;
+        options.generic.variant = variant;
         apply(typename TestFixture::exec_space(), stencil, in, streamed, options);
-        options.generic_variant = hardware;
+        options.generic.variant = hardware;
         apply(typename TestFixture::exec_space(), stencil, in, plain, options);
         typename TestFixture::exec_space().fence();
         if (boundary == Boundary::interior) continue;  // both keep their own (random) rims
@@ -266,9 +266,9 @@ TYPED_TEST(GenericExecutor, AutotuningPicksACandidateAndRemembersIt) {
   View in = make_view<View>("in", extents), out = make_view<View>("out", extents);
   fill_random<2>(in, 8);
   Options options{Boundary::periodic, "generic"};
-  options.tuning.min_points = 0;  // tune even this small grid
-  const RunReport first     = apply(exec_space(), presets::heat_2d(), in, out, options);
-  const RunReport second    = apply(exec_space(), presets::heat_2d(), in, out, options);
+  options.generic.tuning.min_points = 0;  // tune even this small grid
+  const RunReport first             = apply(exec_space(), presets::heat_2d(), in, out, options);
+  const RunReport second            = apply(exec_space(), presets::heat_2d(), in, out, options);
   EXPECT_EQ(first.variant, second.variant);
   bool known = false;
   for (const GenericConfig& c : generic::candidates(2, !impl::runs_on_host<exec_space>())) {
@@ -408,7 +408,7 @@ TYPED_TEST(GenericExecutor, TemporalBlockingMatchesReference) {
             const HostGrid<D> start = to_grid<D>(a);
             Options options{boundary, "generic"};
             options.fusion          = fusion;
-            options.generic_variant = variant;
+            options.generic.variant = variant;
             RunReport report;
             try {
               report = iterate(exec_space(), stencil, a, b, steps, options);
@@ -477,7 +477,7 @@ TYPED_TEST(GenericExecutor, StreamingTemporalBlockingMatchesReference) {
               const HostGrid<D> start = to_grid<D>(a);
               Options options{boundary, "generic"};
               options.fusion          = steps;
-              options.generic_variant = variant;
+              options.generic.variant = variant;
               // Compiled shapes stream on a GPU up to their deepest compiled depth, where the
               // halo leaves rows in the small 3-D team's span (8 rows: depth 3 at radius 1).
               const auto match    = impl::match_shape(stencil);
@@ -627,7 +627,7 @@ TYPED_TEST(GenericExecutor, StreamingTemporalBlockingTakesDeepTiles) {
       const HostGrid<3> start = to_grid<3>(a);
       Options options{boundary, "generic"};
       options.fusion          = 4;
-      options.generic_variant = variant;
+      options.generic.variant = variant;
       RunReport report;
       try {
         report = iterate(exec_space(), stencil, a, b, 4, options);
@@ -651,9 +651,9 @@ TYPED_TEST(GenericExecutor, StreamingTemporalBlockingTakesDeepTiles) {
   Kokkos::deep_copy(b, a);
   Options large{Boundary::periodic, "generic"};
   large.fusion          = 4;
-  large.generic_variant = variant;
+  large.generic.variant = variant;
   Options small         = large;
-  small.generic_variant = GenericConfig{GenericCaching::streaming, 16, 8, 29};
+  small.generic.variant = GenericConfig{GenericCaching::streaming, 16, 8, 29};
   try {
     StencilPlan first(exec_space(), presets::heat_3d(), a, b, large);
     first.iterate(a, b, 4);

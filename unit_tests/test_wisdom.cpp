@@ -190,7 +190,7 @@ TEST(Wisdom, FusedPlansAreHeldWithoutTheirFusedStencilAndDeriveIt) {
 }
 
 TEST(Wisdom, AStencilPlanTakesItsPlanAndTunedVariantFromWisdom) {
-  // A grid the tuner times (Options::tuning.min_points), on the host space.
+  // A grid the tuner times (Options::generic.tuning.min_points), on the host space.
   const int n = 1100;
   V2 in("in", n, n), out("out", n, n);
   fill_random<2>(in, 3);

@@ -86,9 +86,9 @@ int run(const Arguments& args) {
   options.boundary = Boundary::fixed_rim;
   // The one-domain check compares bits: the same executor and kernel variant everywhere
   // (tuning could pick another variant for a block than for the whole plate).
-  options.backend         = "generic";
-  options.tuning.autotune = false;
-  options.fusion          = args.fusion;
+  options.backend                 = "generic";
+  options.generic.tuning.autotune = false;
+  options.fusion                  = args.fusion;
 
   Domain<2> domain(MPI_COMM_WORLD, {args.n, args.n}, options.boundary);
   DistributedField<float, 2> a(domain, args.fusion, "a"), b(domain, args.fusion, "b");

@@ -417,7 +417,7 @@ class Suite {
       if (t > 1) {
         const typename Steps::Launch prepared =
             steps->prepare(space, input(view(g.in(0))), impl::strided_grid(view(g.out(0))), Boundary::periodic, t,
-                           std::nullopt, options.tuning);
+                           std::nullopt, options.generic.tuning);
         fused = [steps, prepared, input](const View& a, const View& b) {
           prepared.run(input(a), impl::strided_grid(b), false);
         };

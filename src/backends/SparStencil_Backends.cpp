@@ -1,7 +1,5 @@
 #include "SparStencil_Backends.hpp"
 
-#include <string>
-
 #include "SparStencil_BackendModels.hpp"  // generated: the registered models
 
 namespace sparstencil {
@@ -13,13 +11,8 @@ const std::vector<const BackendModel*>& registered_backends() {
   return all;
 }
 
-const BackendModel& backend_model(std::string_view name) {
-  std::string names;
-  for (const BackendModel* b : registered_backends()) {
-    if (b->name() == name) return *b;
-    names += (names.empty() ? "" : ", ") + std::string(b->name());
-  }
-  impl::fail("backend_model", "unknown backend '", name, "' (known: ", names, ")");
+const BackendModel& backend_model(std::string_view name, std::string_view function) {
+  return find_backend(function, name, registered_backends());
 }
 
 Plan make_plan(const PlanRequest& request) { return make_plan(request, registered_backends()); }

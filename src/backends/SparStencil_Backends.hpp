@@ -13,9 +13,9 @@ namespace sparstencil {
 /// The registered backends' models, in registration order (the generic executor first).
 const std::vector<const BackendModel*>& registered_backends();
 
-/// The registered model named `name`; throws std::runtime_error listing the names for an
-/// unknown one.
-const BackendModel& backend_model(std::string_view name);
+/// The registered model named `name`; throws std::runtime_error naming `function` and
+/// listing the names for an unknown one (find_backend).
+const BackendModel& backend_model(std::string_view name, std::string_view function = "backend_model");
 
 /// The best plan among the registered backends' bids (SparStencil_Planner.hpp).
 Plan make_plan(const PlanRequest& request);

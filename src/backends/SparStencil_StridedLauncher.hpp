@@ -47,16 +47,16 @@ class StridedLauncher final : public Launcher<ExecSpace, InView, OutView> {
 /// steps in one launch, through a StridedLauncher of `Executor`.
 template <class Executor>
 struct RawExecutorTrait {
-  template <int D, class ExecSpace, class InView, class OutView>
+  template <int D, class ExecSpace, class InView, class OutView, class UserOptions>
   static int steps_per_launch(const ExecSpace&, const Plan& plan, const Stencil<D>&, const InView&, const OutView&,
-                              const Options&, bool) {
+                              const UserOptions&, bool) {
     return plan.fused_steps;
   }
 
-  template <class ExecSpace, class InView, class OutView, int D>
+  template <class ExecSpace, class InView, class OutView, int D, class UserOptions>
   static std::unique_ptr<Launcher<ExecSpace, InView, OutView>> launcher(const ExecSpace&, const Plan& plan,
                                                                         const Stencil<D>&, const InView&,
-                                                                        const OutView&, const Options&) {
+                                                                        const OutView&, const UserOptions&) {
     return std::make_unique<StridedLauncher<D, Executor, ExecSpace, InView, OutView>>(plan);
   }
 };

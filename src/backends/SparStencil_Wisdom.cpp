@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "SparStencil_BackendModels.hpp"  // generated: the registered models (GenericConfig)
 #include "SparStencil_Backends.hpp"
 #include "SparStencil_Config.hpp"
 #include "SparStencil_JsonRead.hpp"

@@ -22,9 +22,10 @@
 #include <string_view>
 
 #include "SparStencil_Backend.hpp"
-#include "SparStencil_GenericModel.hpp"
 
 namespace sparstencil {
+
+struct GenericConfig;  // the generic executor's variants (SparStencil_GenericModel.hpp)
 
 /// What wisdom holds: plans, tuned variants.
 struct WisdomSize {

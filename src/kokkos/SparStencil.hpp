@@ -1,18 +1,16 @@
 #pragma once
 /// SparStencil: everything a user needs, one include.
 #include "SparStencil_Apply.hpp"
+#include "SparStencil_BackendHeaders.hpp"  // generated: the registered backends' models and public headers
 #include "SparStencil_Backends.hpp"
 #include "SparStencil_Boundary.hpp"
 #include "SparStencil_Catalogue.hpp"
 #include "SparStencil_Config.hpp"
 #include "SparStencil_Configuration.hpp"
-#include "SparStencil_CudaSptcModel.hpp"
 #include "SparStencil_Device.hpp"
-#include "SparStencil_Emulator.hpp"
 #include "SparStencil_FaceConditions.hpp"
 #include "SparStencil_FieldUpdate.hpp"
 #include "SparStencil_Fuse.hpp"
-#include "SparStencil_GenericModel.hpp"
 #include "SparStencil_KernelMatrix.hpp"
 #include "SparStencil_Parse.hpp"
 #include "SparStencil_Plan.hpp"
@@ -21,7 +19,6 @@
 #include "SparStencil_Presets.hpp"
 #include "SparStencil_Reference.hpp"
 #include "SparStencil_Sparsity.hpp"
-#include "SparStencil_SparseOperand.hpp"
 #include "SparStencil_Stencil.hpp"
 #include "SparStencil_StencilPlan.hpp"
 #include "SparStencil_UpdateModel.hpp"

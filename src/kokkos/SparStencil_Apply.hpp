@@ -37,12 +37,7 @@ struct CallKey {
     for (int a = 0; a < D; ++a) {
       if (extent[a] != k.extent[a] || in_stride[a] != k.in_stride[a] || out_stride[a] != k.out_stride[a]) return false;
     }
-    const Options &x = options, &y = k.options;
-    return space == k.space && row_alignment == k.row_alignment && x.boundary == y.boundary && x.backend == y.backend &&
-           x.generic_variant == y.generic_variant && x.tuning.autotune == y.tuning.autotune &&
-           x.tuning.min_points == y.tuning.min_points && x.fusion == y.fusion && x.cuda_graphs == y.cuda_graphs &&
-           x.input_magnitude == y.input_magnitude && x.allow_overflow == y.allow_overflow &&
-           x.float_operands == y.float_operands;
+    return space == k.space && row_alignment == k.row_alignment && options == k.options;
   }
 };
 
@@ -159,19 +154,6 @@ template <int D, class View>
 RunReport iterate(const Stencil<D>& stencil, View& a, View& b, int steps, const Options& options = {}) {
   return iterate(typename View::execution_space(), stencil, a, b, steps, options);
 }
-
-namespace impl {
-/// The D-dimensional stencil of `stencil` for Views of rank D; throws naming both where
-/// the dimension differs.
-template <int D>
-const Stencil<D>& of_rank(const char* function, const AnyStencil& stencil) {
-  static_assert(D >= 1 && D <= 3, "sparstencil: Views must have rank 1, 2 or 3");
-  if (dimension(stencil) != D) {
-    fail(function, "stencil '", name(stencil), "' is ", dimension(stencil), "-D but the Views have rank ", D);
-  }
-  return std::get<D - 1>(stencil);
-}
-}  // namespace impl
 
 /// Forms taking a stencil whose dimension is known at run time (parsed text, catalogue):
 /// a dimension other than the Views' rank throws.

@@ -17,13 +17,12 @@
 #include "SparStencil_Backends.hpp"
 #include "SparStencil_Device.hpp"
 #include "SparStencil_KokkosBackends.hpp"  // generated: the registered traits
+#include "SparStencil_Options.hpp"
 #include "SparStencil_ViewChecks.hpp"
 #include "SparStencil_Wisdom.hpp"
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime_api.h>
-#elif defined(KOKKOS_ENABLE_HIP)
-#include <hip/hip_runtime_api.h>
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+#include "SparStencil_GpuRuntime.hpp"
 #endif
 
 namespace sparstencil::impl {
@@ -58,22 +57,16 @@ const std::string& device_name(const ExecSpace& space) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
     return described_once(space.cuda_device(), [](int device) -> std::string {
-      cudaDeviceProp props{};
-      if (cudaGetDeviceProperties(&props, device) != cudaSuccess) {
-        (void)cudaGetLastError();
-        fail("device_name", "cannot query CUDA device ", device);
-      }
+      gpu::DeviceProperties props{};
+      SPARSTENCIL_GPU_CHECK(gpu::properties(&props, device));
       return cuda_device_name(props.major, props.name);
     });
   }
 #elif defined(KOKKOS_ENABLE_HIP)
   if constexpr (std::is_same_v<ExecSpace, Kokkos::HIP>) {
     return described_once(space.hip_device(), [](int device) -> std::string {
-      hipDeviceProp_t props{};
-      if (hipGetDeviceProperties(&props, device) != hipSuccess) {
-        (void)hipGetLastError();
-        fail("device_name", "cannot query HIP device ", device);
-      }
+      gpu::DeviceProperties props{};
+      SPARSTENCIL_GPU_CHECK(gpu::properties(&props, device));
       return amd_device_name(props.gcnArchName);
     });
   }
@@ -160,14 +153,11 @@ PlanRequest request_for(const char* function, const ExecSpace& space, const Sten
   for (int a = 0; a < D; ++a) {
     r.grid.push_back(static_cast<long>(out.extent(std::is_same_v<Layout, Kokkos::LayoutLeft> ? D - 1 - a : a)));
   }
-  bool named_found = options.backend.empty();
-  std::string names;
+  if (!options.backend.empty()) backend_model(options.backend, function);  // the registry knows the name
   for_each_backend([&](auto trait) {
-    using Trait = decltype(trait);
-    names += (names.empty() ? "" : ", ") + std::string(Trait::name);
+    using Trait      = decltype(trait);
     const bool named = options.backend == Trait::name;
     if (!named && !options.backend.empty()) return;
-    named_found = named_found || named;
     if constexpr (Trait::template runs<ExecSpace, InView, OutView>()) {
       const Precision floats                   = named && !asked ? Precision::tf32 : options.float_operands;
       const std::optional<Precision> precision = Trait::template precision<T>(floats);
@@ -189,7 +179,6 @@ PlanRequest request_for(const char* function, const ExecSpace& space, const Sten
            OutView::memory_space::name(), " on ", ExecSpace::name(), "): ", Trait::requirement);
     }
   });
-  if (!named_found) fail(function, "unknown backend '", options.backend, "' (built here: ", names, ")");
   // 16-bit operands of float Views are read from the float grids.
   r.float_grids = float_view && (r.precision == Precision::f16 || r.precision == Precision::bf16);
   return r;

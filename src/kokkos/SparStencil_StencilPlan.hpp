@@ -22,6 +22,8 @@
 
 #include "SparStencil_Dispatch.hpp"
 #include "SparStencil_Profiling.hpp"
+#include "SparStencil_RecordedLaunches.hpp"
+#include "SparStencil_RunReport.hpp"
 
 /// A deleted function whose use says why, where the compiler takes a reason (C++26);
 /// elsewhere the compiler's note shows this declaration's line, the reason on it.
@@ -33,109 +35,12 @@
 
 namespace sparstencil {
 
-/// What ran: the backend ("generic", "cuda_sptc"), the Kokkos execution space, the step
-/// count, what the backend ran (its kernel variant), the steps of each launch, and the
-/// boundary and operand precision of the plan it ran.
-struct RunReport {
-  std::string executor;
-  std::string execution_space;
-  int steps = 0;
-  std::string variant;
-  int steps_per_launch = 1;  ///< fusion depth of the launches (the last may run fewer)
-  /// Range problems the options allowed (Options::allow_overflow: results may be inf),
-  /// weights that round to 0 in the operand precision.
-  std::vector<std::string> warnings;
-  Boundary boundary   = Boundary::periodic;
-  Precision precision = Precision::f32;
-};
-
-/// The steps of each launch of a run, held in constant memory whatever the step count:
-/// `repeats` launches of `depth` steps, then one launch of each of `rest` (at most a few).
-struct LaunchSteps {
-  int depth   = 0;
-  int repeats = 0;
-  std::vector<int> rest;
-
-  std::size_t size() const { return static_cast<std::size_t>(repeats) + rest.size(); }
-  bool empty() const { return size() == 0; }
-  /// The steps of launch n (n < size()).
-  int operator[](std::size_t n) const {
-    return n < static_cast<std::size_t>(repeats) ? depth : rest.at(n - static_cast<std::size_t>(repeats));
-  }
-  /// The steps of the deepest launch (0 for no launch).
-  int most() const {
-    int m = repeats > 0 ? depth : 0;
-    for (int r : rest) m = std::max(m, r);
-    return m;
-  }
-  /// Each launch depth once, ascending.
-  std::vector<int> distinct() const {
-    std::vector<int> d = rest;
-    if (repeats > 0) d.push_back(depth);
-    std::sort(d.begin(), d.end());
-    d.erase(std::unique(d.begin(), d.end()), d.end());
-    return d;
-  }
-  /// As ints {depth, repeats, rest...}, to send (decode() reads them back).
-  std::vector<int> encode() const {
-    std::vector<int> e{depth, repeats};
-    e.insert(e.end(), rest.begin(), rest.end());
-    return e;
-  }
-  static LaunchSteps decode(const std::vector<int>& e) {
-    LaunchSteps s;
-    if (e.size() >= 2) s = {e[0], e[1], std::vector<int>(e.begin() + 2, e.end())};
-    return s;
-  }
-};
-
 namespace impl {
 
 /// Who made a plan, for its error messages.
 struct Caller {
   const char* function;
 };
-
-#if defined(KOKKOS_ENABLE_CUDA)
-/// A CUDA graph of recorded launches, replayed on a stream.
-class RecordedLaunches {
- public:
-  /// `function` names the caller in errors.
-  template <class Record>
-  RecordedLaunches(const char* function, cudaStream_t stream, Record&& record) : m_function(function) {
-    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    try {
-      record();
-    } catch (...) {
-      cudaGraph_t partial = nullptr;
-      cudaStreamEndCapture(stream, &partial);
-      if (partial) cudaGraphDestroy(partial);
-      throw;
-    }
-    cudaGraph_t graph = nullptr;
-    check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-    const cudaError_t status = cudaGraphInstantiate(&m_exec, graph, 0);
-    cudaGraphDestroy(graph);
-    check(status, "cudaGraphInstantiate");
-  }
-  ~RecordedLaunches() {
-    if (m_exec) cudaGraphExecDestroy(m_exec);  // no throw from a destructor
-  }
-  RecordedLaunches(const RecordedLaunches&)            = delete;
-  RecordedLaunches& operator=(const RecordedLaunches&) = delete;
-  void replay(cudaStream_t stream) const { check(cudaGraphLaunch(m_exec, stream), "cudaGraphLaunch"); }
-
- private:
-  void check(cudaError_t status, const char* call) const {
-    if (status != cudaSuccess) {
-      (void)cudaGetLastError();
-      fail(m_function, call, " failed: ", cudaGetErrorName(status), " (", cudaGetErrorString(status), ")");
-    }
-  }
-  const char* m_function;
-  cudaGraphExec_t m_exec = nullptr;
-};
-#endif
 
 }  // namespace impl
 
@@ -200,13 +105,13 @@ class StencilPlan {
   /// A plan for a stencil whose dimension is known at run time: it must equal the rank.
   StencilPlan(const ExecSpace& space, const AnyStencil& stencil, const InView& in, const OutView& out,
               const Options& options = {})
-      : StencilPlan(space, checked_dimension(stencil), in, out, options) {}
+      : StencilPlan(space, impl::of_rank<D>("StencilPlan", stencil), in, out, options) {}
 
   /// One step: out = stencil(in) under the plan's boundary, on the plan's space, without
   /// fencing. The Views must have the extents and strides the plan was made for.
   template <class In, class Out>
   const RunReport& apply(const In& in, const Out& out) const {
-    check_types<In, Out>();
+    impl::check_plan_view_types<In, Out, InView, OutView>();
     const InView& from = in;
     const OutView& to  = out;
     check("StencilPlan::apply", from, to);
@@ -223,7 +128,7 @@ class StencilPlan {
   /// launches the backend can record are recorded once as a CUDA graph and replayed.
   template <class View>
   RunReport iterate(View& a, View& b, int steps) {
-    check_types<View, View>();
+    impl::check_plan_view_types<View, View, InView, OutView>();
     static_assert(std::is_same_v<InView, OutView>,
                   "sparstencil: iterate swaps in and out: it needs a plan whose in and out View types are one");
     static_assert(std::is_same_v<View, InView>,
@@ -232,8 +137,8 @@ class StencilPlan {
     check("iterate", a, b);
     for (int k = 0; k < D; ++k) {
       if (m_in_stride[k] != m_out_stride[k]) {
-        impl::fail("iterate", "the plan's in and out Views have different strides (", strides(m_in_stride), " vs ",
-                   strides(m_out_stride), "): iterate swaps them");
+        impl::fail("iterate", "the plan's in and out Views have different strides (", impl::tuple_string(m_in_stride),
+                   " vs ", impl::tuple_string(m_out_stride), "): iterate swaps them");
       }
     }
     if (steps == 0) {
@@ -274,7 +179,7 @@ class StencilPlan {
   /// the plan's space, without fencing; `steps` must be a count launch_steps gave.
   template <class In, class Out>
   void launch(const In& in, const Out& out, int steps) {
-    check_types<In, Out>();
+    impl::check_plan_view_types<In, Out, InView, OutView>();
     const InView& from = in;
     const OutView& to  = out;
     const StageData& s = launch_stage("StencilPlan::launch", from, to, steps);
@@ -337,67 +242,15 @@ class StencilPlan {
     const StageData& at(std::size_t n) const { return n < repeats ? *main : *tail[n - repeats]; }
   } m_schedule;
 #if defined(KOKKOS_ENABLE_CUDA)
-  struct Recorded {
-    const void *a = nullptr, *b = nullptr;
-    const StageData* stage = nullptr;
-    std::unique_ptr<impl::RecordedLaunches> graph;
-  };
-  std::vector<Recorded> m_recorded;
-  static constexpr int recorded_launches          = 16;  ///< launches in one graph (an even count)
-  static constexpr std::size_t recorded_runs_kept = 4;   ///< iterate's graphs kept (buffer pairs x stages)
+  static constexpr int recorded_launches           = 16;  ///< launches in one graph (an even count)
+  static constexpr std::size_t recorded_runs_kept  = 4;   ///< iterate's graphs kept (buffer pairs x stages)
+  static constexpr std::size_t recorded_steps_kept = 8;   ///< apply's recorded steps kept
+  impl::RecordedCache<StageData> m_recorded{recorded_runs_kept};
   /// apply's recorded steps by (in, out) data, the latest few.
-  mutable std::vector<Recorded> m_recorded_steps;
-  static constexpr std::size_t recorded_steps_kept = 8;
-  mutable std::size_t m_step_recordings            = 0;
-  mutable bool m_step_unrecordable                 = false;
-
-  /// The graph of `cache` recorded for buffers (a, b) and `stage`, if any.
-  static Recorded* find_recorded(std::vector<Recorded>& cache, const void* a, const void* b, const StageData* stage) {
-    for (Recorded& r : cache) {
-      if (r.a == a && r.b == b && r.stage == stage) return &r;
-    }
-    return nullptr;
-  }
-  /// `recorded` added to `cache`, the oldest dropped where it holds `kept` already.
-  static Recorded& keep_recorded(std::vector<Recorded>& cache, std::size_t kept, Recorded recorded) {
-    if (cache.size() >= kept) cache.erase(cache.begin());
-    cache.push_back(std::move(recorded));
-    return cache.back();
-  }
+  mutable impl::RecordedCache<StageData> m_recorded_steps{recorded_steps_kept};
+  mutable std::size_t m_step_recordings = 0;
+  mutable bool m_step_unrecordable      = false;
 #endif
-
-  static const Stencil<D>& checked_dimension(const AnyStencil& stencil) {
-    static_assert(D >= 1 && D <= 3, "sparstencil: Views must have rank 1, 2 or 3");
-    if (dimension(stencil) != D) {
-      impl::fail("StencilPlan", "stencil '", name(stencil), "' is ", dimension(stencil), "-D but the Views have rank ",
-                 D);
-    }
-    return std::get<D - 1>(stencil);
-  }
-
-  /// Views handed to apply must be of the plan's kind: a clear compile error where not.
-  template <class In, class Out>
-  static constexpr void check_types() {
-    static_assert(Kokkos::is_view<In>::value && Kokkos::is_view<Out>::value,
-                  "sparstencil: StencilPlan::apply takes Kokkos::Views");
-    static_assert(static_cast<int>(In::rank) == D && static_cast<int>(Out::rank) == D,
-                  "sparstencil: the Views' rank differs from the rank the plan was made for");
-    static_assert(std::is_same_v<typename In::non_const_value_type, typename InView::non_const_value_type> &&
-                      std::is_same_v<typename Out::non_const_value_type, typename OutView::non_const_value_type>,
-                  "sparstencil: the Views' value type differs from the type the plan was made for");
-    static_assert(std::is_same_v<typename In::array_layout, typename InView::array_layout> &&
-                      std::is_same_v<typename Out::array_layout, typename OutView::array_layout>,
-                  "sparstencil: the Views' layout differs from the layout the plan was made for");
-    static_assert(std::is_same_v<typename In::memory_space, typename InView::memory_space> &&
-                      std::is_same_v<typename Out::memory_space, typename OutView::memory_space>,
-                  "sparstencil: the Views' memory space differs from the space the plan was made for");
-    static_assert(std::is_convertible_v<In, InView> && std::is_convertible_v<Out, OutView>,
-                  "sparstencil: the Views cannot be converted to the plan's View types");
-  }
-
-  static std::string strides(const std::size_t (&s)[D]) {
-    return impl::tuple_string(std::vector<std::size_t>(s, s + D));
-  }
 
   /// The stage apply runs; throws where the plan was moved from.
   const StageData& single() const {
@@ -413,13 +266,13 @@ class StencilPlan {
     for (int k = 0; k < D; ++k) {
       if (in.extent(k) != m_extent[k] || out.extent(k) != m_extent[k]) {
         impl::fail(function, "Views of extents ", impl::extents_string(in), " and ", impl::extents_string(out),
-                   " for a plan made for ", strides(m_extent));
+                   " for a plan made for ", impl::tuple_string(m_extent));
       }
     }
     for (int k = 0; k < D; ++k) {
       if (in.stride(k) != m_in_stride[k] || out.stride(k) != m_out_stride[k]) {
         impl::fail(function, "Views of strides ", impl::strides_string(in), " and ", impl::strides_string(out),
-                   " for a plan made for ", strides(m_in_stride), " and ", strides(m_out_stride));
+                   " for a plan made for ", impl::tuple_string(m_in_stride), " and ", impl::tuple_string(m_out_stride));
       }
     }
     impl::check_no_overlap(function, in, out);
@@ -579,7 +432,7 @@ class StencilPlan {
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
       const Launcher<ExecSpace, InView, OutView>& launcher = *single().launcher;
       if (!m_options.cuda_graphs || !launcher.capturable() || m_step_unrecordable) return false;
-      const Recorded* found = find_recorded(m_recorded_steps, in.data(), out.data(), m_single.stage);
+      const impl::RecordedLaunches* found = m_recorded_steps.find(in.data(), out.data(), m_single.stage);
       if (!found) {
         if (++m_step_recordings > 4 * recorded_steps_kept) {  // pairs cycle past what is kept
           m_step_unrecordable = true;
@@ -587,16 +440,15 @@ class StencilPlan {
         }
         std::unique_ptr<impl::RecordedLaunches> graph;
         try {
-          graph = std::make_unique<impl::RecordedLaunches>("StencilPlan::apply", m_space.cuda_stream(),
+          graph = std::make_unique<impl::RecordedLaunches>(m_space.cuda_stream(),
                                                            [&] { launcher.launch(m_space, in, out); });
         } catch (const std::runtime_error&) {  // this Kokkos' launches cannot be recorded: launch them
           m_step_unrecordable = true;
           return false;
         }
-        found = &keep_recorded(m_recorded_steps, recorded_steps_kept,
-                               {in.data(), out.data(), m_single.stage, std::move(graph)});
+        found = &m_recorded_steps.keep(in.data(), out.data(), m_single.stage, std::move(graph));
       }
-      found->graph->replay(m_space.cuda_stream());
+      found->replay(m_space.cuda_stream());
       return true;
     }
 #endif
@@ -621,20 +473,20 @@ class StencilPlan {
       const StageData* first = launches.main;
       const std::size_t same = launches.repeats;
       if (!first->launcher->capturable() || same < static_cast<std::size_t>(recorded_launches)) return 0;
-      Recorded* found = find_recorded(m_recorded, a.data(), b.data(), first);
+      const impl::RecordedLaunches* found = m_recorded.find(a.data(), b.data(), first);
       if (!found) {
         InView x   = a;
         OutView y  = b;
-        auto graph = std::make_unique<impl::RecordedLaunches>("iterate", m_space.cuda_stream(), [&] {
+        auto graph = std::make_unique<impl::RecordedLaunches>(m_space.cuda_stream(), [&] {
           for (int n = 0; n < recorded_launches; ++n) {
             launch_in_run(*first->launcher, n, x, y);
             std::swap(x, y);
           }
         });
-        found      = &keep_recorded(m_recorded, recorded_runs_kept, {a.data(), b.data(), first, std::move(graph)});
+        found      = &m_recorded.keep(a.data(), b.data(), first, std::move(graph));
       }
       const std::size_t replays = same / recorded_launches;
-      for (std::size_t n = 0; n < replays; ++n) found->graph->replay(m_space.cuda_stream());
+      for (std::size_t n = 0; n < replays; ++n) found->replay(m_space.cuda_stream());
       return replays * recorded_launches;  // an even count: a and b are where they were
     }
 #endif

@@ -34,6 +34,38 @@ constexpr void check_view_types() {
                 "sparstencil: the execution space cannot access the Views' memory space");
 }
 
+/// The D-dimensional stencil of `stencil` for Views of rank D; throws naming both where
+/// the dimension differs.
+template <int D>
+const Stencil<D>& of_rank(const char* function, const AnyStencil& stencil) {
+  static_assert(D >= 1 && D <= 3, "sparstencil: Views must have rank 1, 2 or 3");
+  if (dimension(stencil) != D) {
+    fail(function, "stencil '", name(stencil), "' is ", dimension(stencil), "-D but the Views have rank ", D);
+  }
+  return std::get<D - 1>(stencil);
+}
+
+/// Views handed to apply must be of the plan's kind: a clear compile error where not.
+template <class In, class Out, class InView, class OutView>
+constexpr void check_plan_view_types() {
+  static_assert(Kokkos::is_view<In>::value && Kokkos::is_view<Out>::value,
+                "sparstencil: StencilPlan::apply takes Kokkos::Views");
+  static_assert(static_cast<int>(In::rank) == static_cast<int>(InView::rank) &&
+                    static_cast<int>(Out::rank) == static_cast<int>(OutView::rank),
+                "sparstencil: the Views' rank differs from the rank the plan was made for");
+  static_assert(std::is_same_v<typename In::non_const_value_type, typename InView::non_const_value_type> &&
+                    std::is_same_v<typename Out::non_const_value_type, typename OutView::non_const_value_type>,
+                "sparstencil: the Views' value type differs from the type the plan was made for");
+  static_assert(std::is_same_v<typename In::array_layout, typename InView::array_layout> &&
+                    std::is_same_v<typename Out::array_layout, typename OutView::array_layout>,
+                "sparstencil: the Views' layout differs from the layout the plan was made for");
+  static_assert(std::is_same_v<typename In::memory_space, typename InView::memory_space> &&
+                    std::is_same_v<typename Out::memory_space, typename OutView::memory_space>,
+                "sparstencil: the Views' memory space differs from the space the plan was made for");
+  static_assert(std::is_convertible_v<In, InView> && std::is_convertible_v<Out, OutView>,
+                "sparstencil: the Views cannot be converted to the plan's View types");
+}
+
 template <class View>
 std::string extents_string(const View& v) {
   std::vector<std::size_t> e;

@@ -30,7 +30,7 @@
 #include "SparStencil_GenericModel.hpp"
 #include "SparStencil_Precision.hpp"
 #include "SparStencil_Stencil.hpp"
-#include "SparStencil_ExchangeTemporalKernel.hpp"
+#include "SparStencil_ExchangeLaunch.hpp"
 #include "SparStencil_StreamTemporalKernel.hpp"
 
 namespace sparstencil {
@@ -481,30 +481,7 @@ class GenericExecutor {
     using Kernel = RimKernel<D, InView, OutView, MemorySpace>;
     Kokkos::Array<int, D> extent;
     for (int a = 0; a < D; ++a) extent[a] = static_cast<int>(out.extent(a));
-    RimSlabs<D> slabs;
-    slabs.axis     = g.axis;
-    slabs.begin[0] = 0;
-    for (int a = 0; a < D; ++a) {
-      const int r = m_stencil.radius()[a];
-      if (r == 0) continue;
-      for (int end = 0; end < 2; ++end) {
-        long points = 1;
-        for (int k = 0; k < D; ++k) {
-          const int b  = g.axis[k];
-          const int rb = m_stencil.radius()[b];
-          int lower = b < a ? rb : 0, upper = b < a ? extent[b] - rb : extent[b];
-          if (b == a) {
-            lower = end == 0 ? 0 : extent[a] - r;
-            upper = end == 0 ? r : extent[a];
-          }
-          slabs.lower[slabs.count][k]  = lower;
-          slabs.extent[slabs.count][k] = upper - lower;
-          points *= upper - lower;
-        }
-        slabs.begin[slabs.count + 1] = slabs.begin[slabs.count] + points;
-        ++slabs.count;
-      }
-    }
+    const RimSlabs<D> slabs = rim_slabs<D>(m_stencil.radius(), g.axis, extent);
     if (slabs.count == 0) return {};
     static_assert(sizeof(Kernel) < max_kernel_bytes, "the rim kernel must fit the launch parameters");
     const RimPolicy<ExecSpace> policy(space, 0, slabs.begin[slabs.count]);

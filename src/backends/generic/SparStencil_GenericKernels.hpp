@@ -11,7 +11,7 @@
 ///  - SparStencil_RimKernel.hpp: RimKernel, the rim under the boundary mode, point by point;
 ///    SparStencil_HostRimKernel.hpp: HostRimKernel, the same on host spaces, row by row.
 /// The deep temporal kernels have headers of their own (SparStencil_StreamTemporalKernel.hpp,
-/// SparStencil_ExchangeTemporalKernel.hpp).
+/// SparStencil_ExchangeTemporalKernel.hpp and its launch, SparStencil_ExchangeLaunch.hpp).
 #include "SparStencil_FusedKernel.hpp"
 #include "SparStencil_HostRimKernel.hpp"
 #include "SparStencil_InteriorKernel.hpp"

@@ -25,10 +25,9 @@ class GenericLauncher final : public Launcher<ExecSpace, InView, OutView> {
   using Steps = sparstencil::impl::GenericSteps<D, ExecSpace, T>;
 
   GenericLauncher(const ExecSpace& space, const Stencil<D>& stencil, const InView& in, const OutView& out,
-                  Boundary boundary, int depth, const Options& options)
+                  Boundary boundary, int depth, const generic::Options& options)
       : m_steps(std::make_unique<const Steps>(stencil)),
-        m_launch(m_steps->prepare(space, input(in), output(out), boundary, depth, options.generic_variant,
-                                  options.tuning)) {}
+        m_launch(m_steps->prepare(space, input(in), output(out), boundary, depth, options.variant, options.tuning)) {}
 
   void launch(const ExecSpace&, const InView& in, const OutView& out) const override {
     m_launch.run(input(in), output(out), false);
@@ -85,22 +84,23 @@ struct KokkosBackend {
   /// The steps a launch of a `depth`-step plan runs: temporal blocking where a variant's
   /// tile and halo fit team scratch, and, unless the user asked for that depth
   /// (`forced`), where the plan predicts it faster than single steps; else 1.
-  template <int D, class ExecSpace, class InView, class OutView>
+  template <int D, class ExecSpace, class InView, class OutView, class UserOptions>
   static int steps_per_launch(const ExecSpace&, const Plan& plan, const Stencil<D>& stencil, const InView& in,
-                              const OutView& out, const Options& options, bool forced) {
+                              const OutView& out, const UserOptions& options, bool forced) {
     if (plan.fused_steps == 1 || (!forced && !plan.predicted.temporal_blocking)) return 1;
     using Launcher = impl::GenericLauncher<D, ExecSpace, InView, OutView>;
     const typename Launcher::Steps steps(stencil);
-    return steps.fused_depth(Launcher::input(in), Launcher::output(out), plan.fused_steps, options.generic_variant,
+    return steps.fused_depth(Launcher::input(in), Launcher::output(out), plan.fused_steps, options.generic.variant,
                              plan.boundary);
   }
 
-  template <class ExecSpace, class InView, class OutView, int D>
+  template <class ExecSpace, class InView, class OutView, int D, class UserOptions>
   static std::unique_ptr<Launcher<ExecSpace, InView, OutView>> launcher(const ExecSpace& space, const Plan& plan,
                                                                         const Stencil<D>& stencil, const InView& in,
-                                                                        const OutView& out, const Options& options) {
+                                                                        const OutView& out,
+                                                                        const UserOptions& options) {
     return std::make_unique<impl::GenericLauncher<D, ExecSpace, InView, OutView>>(
-        space, stencil, in, out, plan.boundary, plan.fused_steps, options);
+        space, stencil, in, out, plan.boundary, plan.fused_steps, options.generic);
   }
 };
 

@@ -52,9 +52,29 @@ std::string to_string(const GenericConfig& c);
 struct GenericTuning {
   bool autotune   = true;      ///< time the candidates once per problem (grids of min_points or more)
   long min_points = 1L << 20;  ///< smaller grids take the default variant untimed
+
+  friend bool operator==(const GenericTuning& a, const GenericTuning& b) {
+    const auto& [autotune, min_points] = a;  // (fails to compile where a field is added and not compared)
+    return autotune == b.autotune && min_points == b.min_points;
+  }
+  friend bool operator!=(const GenericTuning& a, const GenericTuning& b) { return !(a == b); }
 };
 
 namespace generic {
+
+/// What a user may ask of the generic executor alone (the front-end's Options::generic).
+struct Options {
+  /// A variant to run instead of the tuned or default one, checked before it runs
+  /// (docs/GENERIC.md).
+  std::optional<GenericConfig> variant;
+  GenericTuning tuning;
+
+  friend bool operator==(const Options& a, const Options& b) {
+    const auto& [variant, tuning] = a;  // (fails to compile where a field is added and not compared)
+    return variant == b.variant && tuning == b.tuning;
+  }
+  friend bool operator!=(const Options& a, const Options& b) { return !(a == b); }
+};
 
 /// The single-step variants the tuner times, per dimension, on a GPU or a host space; the
 /// first is the untimed default.

@@ -11,14 +11,7 @@
 
 #include "SparStencil_ShapeMatch.hpp"
 #include "SparStencil_Stencil.hpp"
-
-#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__clang__)
-#define SPARSTENCIL_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define SPARSTENCIL_UNROLL _Pragma("GCC unroll 64")
-#else
-#define SPARSTENCIL_UNROLL
-#endif
+#include "SparStencil_Unroll.hpp"
 
 namespace sparstencil::impl {
 

@@ -16,7 +16,7 @@
 #include "SparStencil_BlockLaunch.hpp"
 #include "SparStencil_Boundary.hpp"
 #include "SparStencil_Error.hpp"
-#include "SparStencil_ExchangeTemporalKernel.hpp"
+#include "SparStencil_ExchangeLaunch.hpp"
 #include "SparStencil_Generic.hpp"
 #include "SparStencil_GenericKernels.hpp"
 #include "SparStencil_GenericModel.hpp"

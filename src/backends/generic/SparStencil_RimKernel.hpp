@@ -34,6 +34,38 @@ struct RimSlabs {
   Kokkos::Array<int, D> axis;                                 ///< view axis of kernel axis k
 };
 
+/// The rim's slabs: for each view axis a with a radius, its two ends (r_a planes each),
+/// with the view axes before a restricted to their interior so that no rim point is in
+/// two slabs; each slab's lower corner and extents listed along the kernel axes `axis`.
+template <int D, class Radius>
+RimSlabs<D> rim_slabs(const Radius& radius, const Kokkos::Array<int, D>& axis, const Kokkos::Array<int, D>& extent) {
+  RimSlabs<D> slabs;
+  slabs.axis     = axis;
+  slabs.begin[0] = 0;
+  for (int a = 0; a < D; ++a) {
+    const int r = radius[a];
+    if (r == 0) continue;
+    for (int end = 0; end < 2; ++end) {
+      long points = 1;
+      for (int k = 0; k < D; ++k) {
+        const int b  = axis[k];
+        const int rb = radius[b];
+        int lower = b < a ? rb : 0, upper = b < a ? extent[b] - rb : extent[b];
+        if (b == a) {
+          lower = end == 0 ? 0 : extent[a] - r;
+          upper = end == 0 ? r : extent[a];
+        }
+        slabs.lower[slabs.count][k]  = lower;
+        slabs.extent[slabs.count][k] = upper - lower;
+        points *= upper - lower;
+      }
+      slabs.begin[slabs.count + 1] = slabs.begin[slabs.count] + points;
+      ++slabs.count;
+    }
+  }
+  return slabs;
+}
+
 /// Rim points under the boundary mode: periodic sums wrap their reads, fixed_rim copies
 /// `in`; interior mode leaves the rim alone and never launches this kernel.
 template <int D, class InView, class OutView, class MemorySpace>

@@ -170,15 +170,7 @@ namespace {
 
 /// The backends the request asks for, in the order given to the planner.
 std::vector<const BackendModel*> asked(const PlanRequest& r, const std::vector<const BackendModel*>& backends) {
-  for (const std::string& wanted : r.backends) {
-    const bool known =
-        std::any_of(backends.begin(), backends.end(), [&](const BackendModel* b) { return b->name() == wanted; });
-    if (!known) {
-      std::string names;
-      for (const BackendModel* b : backends) names += (names.empty() ? "" : ", ") + std::string(b->name());
-      impl::fail("make_plan", "unknown backend '", wanted, "' (known: ", names, ")");
-    }
-  }
+  for (const std::string& wanted : r.backends) find_backend("make_plan", wanted, backends);
   std::vector<const BackendModel*> chosen;
   for (const BackendModel* b : backends) {
     if (r.backends.empty() || std::find(r.backends.begin(), r.backends.end(), b->name()) != r.backends.end()) {
@@ -189,6 +181,16 @@ std::vector<const BackendModel*> asked(const PlanRequest& r, const std::vector<c
 }
 
 }  // namespace
+
+const BackendModel& find_backend(std::string_view function, std::string_view name,
+                                 const std::vector<const BackendModel*>& backends) {
+  std::string names;
+  for (const BackendModel* b : backends) {
+    if (b->name() == name) return *b;
+    names += (names.empty() ? "" : ", ") + std::string(b->name());
+  }
+  impl::fail(function, "unknown backend '", name, "' (known: ", names, ")");
+}
 
 Plan make_plan(const PlanRequest& r, const std::vector<const BackendModel*>& backends) {
   const Plan base                             = base_plan(r);

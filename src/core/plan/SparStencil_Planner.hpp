@@ -3,6 +3,7 @@
 /// model for its bids (SparStencil_Backend.hpp), each predicted by the backend's own cost
 /// model (docs/COST_MODEL.md), and keep the fastest. The backends registered in this build
 /// are asked by make_plan(request) (SparStencil_Backends.hpp); this form takes any list.
+#include <string_view>
 #include <vector>
 
 #include "SparStencil_Backend.hpp"
@@ -14,6 +15,12 @@ namespace sparstencil {
 /// (dimension mismatch, grid too small for the fused radius, steps < 1, an unknown device
 /// or backend name) and where no backend asked can run the request, naming each reason.
 Plan make_plan(const PlanRequest& request, const std::vector<const BackendModel*>& backends);
+
+/// The backend of `backends` named `name`; throws std::runtime_error naming `function`, the
+/// name and the known ones where none is: every entry point's one message for a backend
+/// name it does not know.
+const BackendModel& find_backend(std::string_view function, std::string_view name,
+                                 const std::vector<const BackendModel*>& backends);
 
 /// The request's fields filled into a plan, the stencil fused: what every bid starts from.
 /// Throws as make_plan does for invalid requests, and where values pass the precision's
