@@ -17,7 +17,9 @@
 /// by every rank), SparStencil_GpuTransport.hpp (device pointers, staging, IPC),
 /// SparStencil_Placement.hpp (ranks on hosts and GPUs), SparStencil_LaunchTimer.hpp,
 /// SparStencil_HaloBoxes.hpp (boxes and their packing), SparStencil_Decomposition.hpp
-/// (Domain), SparStencil_DistributedField.hpp (DistributedField, gather, scatter) and
+/// (Domain), SparStencil_DistributedField.hpp (DistributedField, gather, scatter),
+/// SparStencil_HaloExchange.hpp (a rank's messages, buffers and peer copies),
+/// SparStencil_BoxPlans.hpp (the interior, bands and computed box and their plans) and
 /// SparStencil_DistributedPlan.hpp (DistributedPlan).
 #include "SparStencil_Decomposition.hpp"
 #include "SparStencil_DistributedField.hpp"

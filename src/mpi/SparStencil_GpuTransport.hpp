@@ -9,10 +9,12 @@
 #include <mpi-ext.h>  // MPIX_Query_cuda_support
 #endif
 #include <Kokkos_Core.hpp>
+#if defined(KOKKOS_ENABLE_CUDA)
+#include "SparStencil_GpuRuntime.hpp"
+#endif
 
-#include <string>
-
-#include "SparStencil_Error.hpp"
+#include <algorithm>
+#include <cstddef>
 
 namespace sparstencil {
 namespace impl {
@@ -34,12 +36,6 @@ using StagingSpace = Kokkos::CudaHostPinnedSpace;
 using StagingSpace = Kokkos::HostSpace;
 #endif
 
-#if defined(KOKKOS_ENABLE_CUDA)
-inline void check_cuda(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) fail("DistributedPlan", call, " failed: ", cudaGetErrorString(status));
-}
-#endif
-
 /// A CUDA stream of the device's highest priority for the exchange's small kernels, so
 /// their blocks are placed ahead of the interior's waiting ones (also across the ranks
 /// that share a GPU through MPS); destroyed with its owner, after every use of it.
@@ -56,19 +52,18 @@ class PriorityStream {
   cudaStream_t get(int device) {
     if (!m_stream) {
       int current = 0;
-      check(cudaGetDevice(&current), "cudaGetDevice");
-      check(cudaSetDevice(device), "cudaSetDevice");
+      SPARSTENCIL_GPU_CHECK(cudaGetDevice(&current));
+      SPARSTENCIL_GPU_CHECK(cudaSetDevice(device));
       int least = 0, greatest = 0;
-      check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
-      check(cudaStreamCreateWithPriority(&m_stream, cudaStreamNonBlocking, greatest), "cudaStreamCreateWithPriority");
-      check(cudaSetDevice(current), "cudaSetDevice");
+      SPARSTENCIL_GPU_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+      SPARSTENCIL_GPU_CHECK(cudaStreamCreateWithPriority(&m_stream, cudaStreamNonBlocking, greatest));
+      SPARSTENCIL_GPU_CHECK(cudaSetDevice(current));
     }
     return m_stream;
   }
 
  private:
-  static constexpr auto check = check_cuda;
-  cudaStream_t m_stream       = nullptr;
+  cudaStream_t m_stream = nullptr;
 #endif
 };
 
@@ -79,11 +74,13 @@ class IpcBuffer {
  public:
   IpcBuffer(std::size_t bytes, int device) {
     int current = 0;
-    check_cuda(cudaGetDevice(&current), "cudaGetDevice");
-    check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    SPARSTENCIL_GPU_CHECK(cudaGetDevice(&current));
+    SPARSTENCIL_GPU_CHECK(cudaSetDevice(device));
     const cudaError_t status = cudaMalloc(&m_data, std::max<std::size_t>(bytes, 1));
-    check_cuda(cudaSetDevice(current), "cudaSetDevice");
-    check_cuda(status, "cudaMalloc");
+    // The caller's device comes back before a failed allocation throws; the check names
+    // the call, not the variable that holds its status.
+    SPARSTENCIL_GPU_CHECK(cudaSetDevice(current));
+    ::sparstencil::gpu::check(status, "cudaMalloc", __FILE__, __LINE__);
   }
   IpcBuffer(const IpcBuffer&)            = delete;
   IpcBuffer& operator=(const IpcBuffer&) = delete;

@@ -3,10 +3,12 @@
 /// timelines (docs/DISTRIBUTED.md).
 
 #include <Kokkos_Core.hpp>
+#if defined(KOKKOS_ENABLE_CUDA)
+#include "SparStencil_GpuRuntime.hpp"
+#endif
 
 #include <chrono>
-
-#include "SparStencil_GpuTransport.hpp"  // check_cuda
+#include <type_traits>
 
 namespace sparstencil {
 namespace impl {
@@ -30,12 +32,12 @@ class LaunchTimer {
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
       if (!m_begin) {
-        check(cudaEventCreate(&m_begin), "cudaEventCreate");
-        check(cudaEventCreate(&m_end), "cudaEventCreate");
+        SPARSTENCIL_GPU_CHECK(cudaEventCreate(&m_begin));
+        SPARSTENCIL_GPU_CHECK(cudaEventCreate(&m_end));
       }
-      check(cudaEventRecord(m_begin, space.cuda_stream()), "cudaEventRecord");
+      SPARSTENCIL_GPU_CHECK(cudaEventRecord(m_begin, space.cuda_stream()));
       launch();
-      check(cudaEventRecord(m_end, space.cuda_stream()), "cudaEventRecord");
+      SPARSTENCIL_GPU_CHECK(cudaEventRecord(m_end, space.cuda_stream()));
       return;
     }
 #endif
@@ -49,7 +51,7 @@ class LaunchTimer {
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
       float ms = 0;
-      check(cudaEventElapsedTime(&ms, m_begin, m_end), "cudaEventElapsedTime");
+      SPARSTENCIL_GPU_CHECK(cudaEventElapsedTime(&ms, m_begin, m_end));
       return ms * 1e-3;
     }
 #endif
@@ -58,7 +60,6 @@ class LaunchTimer {
 
  private:
 #if defined(KOKKOS_ENABLE_CUDA)
-  static constexpr auto check = check_cuda;
   cudaEvent_t m_begin = nullptr, m_end = nullptr;
 #endif
   double m_seconds = 0;
