@@ -10,39 +10,16 @@
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #define SPARSTENCIL_GPU_AMD 1
+/// The runtime's name for `name` (Malloc: hipMalloc or cudaMalloc).
+#define SPARSTENCIL_GPU_API(name) hip##name
 namespace sparstencil::gpu {
-using Error                    = hipError_t;
-using Stream                   = hipStream_t;
-using DeviceProperties         = hipDeviceProp_t;
-inline constexpr Error success = hipSuccess;
-inline Error malloc_bytes(void** p, std::size_t bytes) { return hipMalloc(p, bytes); }
-inline Error free_bytes(void* p) { return hipFree(p); }
-inline Error copy_to_device(void* to, const void* from, std::size_t bytes) {
-  return hipMemcpy(to, from, bytes, hipMemcpyHostToDevice);
+using DeviceProperties = hipDeviceProp_t;
 }
-inline Error current_device(int* device) { return hipGetDevice(device); }
-inline Error properties(DeviceProperties* p, int device) { return hipGetDeviceProperties(p, device); }
-inline Error last_error() { return hipGetLastError(); }
-inline const char* error_name(Error e) { return hipGetErrorName(e); }
-inline const char* error_string(Error e) { return hipGetErrorString(e); }
-}  // namespace sparstencil::gpu
 #else
 #include <cuda_runtime.h>
+#define SPARSTENCIL_GPU_API(name) cuda##name
 namespace sparstencil::gpu {
-using Error                    = cudaError_t;
-using Stream                   = cudaStream_t;
-using DeviceProperties         = cudaDeviceProp;
-inline constexpr Error success = cudaSuccess;
-inline Error malloc_bytes(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
-inline Error free_bytes(void* p) { return cudaFree(p); }
-inline Error copy_to_device(void* to, const void* from, std::size_t bytes) {
-  return cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice);
-}
-inline Error current_device(int* device) { return cudaGetDevice(device); }
-inline Error properties(DeviceProperties* p, int device) { return cudaGetDeviceProperties(p, device); }
-inline Error last_error() { return cudaGetLastError(); }
-inline const char* error_name(Error e) { return cudaGetErrorName(e); }
-inline const char* error_string(Error e) { return cudaGetErrorString(e); }
+using DeviceProperties = cudaDeviceProp;
 #if defined(__CUDACC__)
 /// x rounded to tf32 (cvt.rna: ties away from zero, as the host's impl::tf32_bits): the
 /// bits of a float whose low 13 mantissa bits are zero, what tf32 matrix instructions take.
@@ -54,6 +31,22 @@ __device__ __forceinline__ unsigned tf32_bits(float x) {
 #endif
 }  // namespace sparstencil::gpu
 #endif
+
+namespace sparstencil::gpu {
+using Error                    = SPARSTENCIL_GPU_API(Error_t);
+using Stream                   = SPARSTENCIL_GPU_API(Stream_t);
+inline constexpr Error success = SPARSTENCIL_GPU_API(Success);
+inline Error malloc_bytes(void** p, std::size_t bytes) { return SPARSTENCIL_GPU_API(Malloc)(p, bytes); }
+inline Error free_bytes(void* p) { return SPARSTENCIL_GPU_API(Free)(p); }
+inline Error copy_to_device(void* to, const void* from, std::size_t bytes) {
+  return SPARSTENCIL_GPU_API(Memcpy)(to, from, bytes, SPARSTENCIL_GPU_API(MemcpyHostToDevice));
+}
+inline Error current_device(int* device) { return SPARSTENCIL_GPU_API(GetDevice)(device); }
+inline Error properties(DeviceProperties* p, int device) { return SPARSTENCIL_GPU_API(GetDeviceProperties)(p, device); }
+inline Error last_error() { return SPARSTENCIL_GPU_API(GetLastError)(); }
+inline const char* error_name(Error e) { return SPARSTENCIL_GPU_API(GetErrorName)(e); }
+inline const char* error_string(Error e) { return SPARSTENCIL_GPU_API(GetErrorString)(e); }
+}  // namespace sparstencil::gpu
 
 namespace sparstencil::gpu {
 
