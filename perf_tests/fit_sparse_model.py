@@ -7,7 +7,7 @@ measured launches.
 
 Each row's measured GStencil/s is the median over the files (run in the same order). The
 script first recomputes every row-run prediction from the row's model_terms with the
-constants the library holds (CURRENT below, src/backends/cuda_sptc/SparStencil_CudaSptcModel.cpp)
+constants the library holds (CURRENT below, src/backends/cuda_sptc/SparStencil_SparseCostModel.cpp)
 and stops if any differs from the row's model_seconds: the formula here must be the
 library's. It then fits the constants (robust least squares on log time; periodic 16-bit
 rows for the kernel's terms, rows with walls for the wall kernel's share, tf32 rows for its

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "SparStencil_Error.hpp"
-#include "SparStencil_RimKernel.hpp"  // element
+#include "SparStencil_ViewElement.hpp"
 #include "SparStencil_Views.hpp"
 
 namespace sparstencil {

@@ -30,108 +30,14 @@
 ///   3. results are staged in shared memory (stmatrix for 16-bit values on sm_90), in the
 ///      ring rows (1-D/2-D) or plane (3-D) the step has just finished with, and stored as
 ///      16-byte runs under the boundary contract.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
 
-#include "SparStencil_SparseKernel.cuh"
+#include "SparStencil_RowRunFragments.cuh"
+#include "SparStencil_RowRunPairLoop.cuh"
+#include "SparStencil_RowRunShiftedLoop.cuh"
+#include "SparStencil_RowRunStaging.cuh"
 
 namespace sparstencil::cuda_sptc::impl {
-
-/// Output rows a warp computes per step (SparStencil_SparseKernelFacts.hpp).
-template <Operand P>
-constexpr int step_rows_of = P == Operand::tf32 ? step_rows_tf32 : step_rows_16bit;
-
-/// Step row of an MMA's tile (n column) t in row set q.
-template <RowLoop Loop>
-__device__ __forceinline__ int set_row(int q, int t) {
-  return Loop == RowLoop::shifted_pairs || Loop == RowLoop::shifted_chunks ? 2 * t + q : 8 * q + t;
-}
-
-struct RowRunParams {
-  const void* in = nullptr;
-  void* out      = nullptr;
-  long extent[3]{};  ///< padded 3-D
-  long in_stride[3]{};
-  long out_stride[3]{};
-  int radius[3]{};   ///< the boundary contract's rim
-  int boundary = 0;  ///< 0 periodic, 1 interior, 2 fixed_rim
-  int row_halo = 0, plane_halo = 0;
-  int lead = 0, chunks = 0;  ///< image values before the strip origin; 16-byte chunks per ring row
-  /// 16-byte chunks copied per image row: `chunks`, or with a block per tile (D = 16) the
-  /// row's distinct chunks, which the interleaving then spreads over the blocks.
-  int copy_chunks = 0;
-  /// Plan::interleave: 0, or D (4, 8 or 16) where image rows are held with their 4-byte
-  /// pairs interleaved D values apart: in each block of 2 D values (D / 4 16-byte units),
-  /// unit m holds the pairs at values 4m, D + 4m, 4m + 2, D + 4m + 2. D = 16: the ring row
-  /// holds a block for each 16-output tile of the strip, side by side (block g from grid
-  /// column x0 - lead + 16 g: neighbours overlap).
-  int interleave  = 0;
-  int group_bytes = 32;  ///< bytes between the B' of consecutive groups of 8 tiles in a ring row
-  int pitch = 0, ring = 0, plane_values = 0, ahead = 1, stage_pitch = 0, warp_values = 0;
-  int warps     = 8;  ///< per thread block
-  long strips   = 0;  ///< warp strips (3-D: y blocks times x blocks)
-  long strips_x = 0;  ///< strips along the fastest axis
-  long steps    = 0;  ///< along axis 0: blocks of step rows (folded rows in 1-D) or z planes
-  long segment  = 0;  ///< steps a warp streams
-  int k_chunks = 0, runs = 0;
-  bool out_aligned = false;  ///< grid pointer and row strides whole 16-byte units (set per launch)
-  /// Every odd chunk reads the runs of the chunk before it (an even number of chunks, all
-  /// rows split by parity): the kernel's pipelined loop over pairs.
-  bool paired        = false;
-  bool stage_in_ring = false;  ///< 3-D: RowRunLayout::stage_in_ring
-  /// Input pointer and row strides whole 16-byte units, the fastest axis contiguous (set
-  /// per launch).
-  bool in_aligned                 = false;
-  const std::uint32_t* a_values   = nullptr;  ///< [kc][lane][4]
-  const std::uint32_t* a_metadata = nullptr;  ///< [kc / 2][lane]
-  /// Per run: bits 0-15 byte offset in an image row ((lead + x) * bytes), 16-23 image row
-  /// (y + row_halo), 24-30 plane (z + plane_halo), relative to the tile origin; bit 31 set
-  /// on the runs of an odd chunk that reads the same runs as the chunk before it.
-  const std::uint32_t* run_words = nullptr;
-};
-
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&b)[4], unsigned address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-               : "r"(address));
-}
-/// sm_90 and newer.
-__device__ __forceinline__ void stmatrix_x4_trans(unsigned address, std::uint32_t r0, std::uint32_t r1,
-                                                  std::uint32_t r2, std::uint32_t r3) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(address), "r"(r0), "r"(r1),
-               "r"(r2), "r"(r3));
-#endif
-}
-__device__ __forceinline__ uint4 ld_shared_v4(unsigned address) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(address));
-  return v;
-}
-using gpu::st_global_v4;
-__device__ __forceinline__ void st_shared_v4(unsigned address, std::uint32_t x, std::uint32_t y, std::uint32_t z,
-                                             std::uint32_t w) {
-  asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(address), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
-}
-__device__ __forceinline__ unsigned ld_shared_u32(unsigned address) {
-  unsigned v;
-  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(address));
-  return v;
-}
-
-/// Two results as one 32-bit word of 16-bit values (`lo` in the low half).
-template <Operand P>
-__device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
-  if constexpr (P == Operand::f16) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  }
-}
 
 // Two blocks an SM (16 warps): up to 128 registers, which the accumulators of two row sets
 // need without spilling (three blocks at 80 registers measured slower on the H100).
@@ -273,10 +179,6 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
     return plane + static_cast<long>(y) * p.in_stride[1];
   };
 
-  // Shifted: ring row a (the warp's image row a) lies 16 bytes into its slot where
-  // a mod 16 >= 8, so the 8 rows of one parity an ldmatrix reads (rows 2 t + c) fall on
-  // all eight 16-byte bank groups (pitch / V odd).
-  auto row_shift = [](int a) -> unsigned { return Shifted ? (a & 8) << 1 : 0u; };
   // Step k's image (S = step_rows): 1-D/2-D ring rows [S k + 2 row_halo, S k + S +
   // 2 row_halo) (step 0 also the 2 row_halo before), ring row a being grid row
   // S first - row_halo + a; 3-D plane
@@ -301,7 +203,7 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
         const unsigned lane_end = ring_end + 4 * lane;
 #pragma unroll 2
         for (int a = a0; a < a1; ++a, from += p.in_stride[1]) {
-          const unsigned to = at + row_shift(a);
+          const unsigned to = at + row_shift<Loop>(a);
           if (lane < row_words) cp_async_4(to, from);
           if (lane + 32 < row_words) cp_async_4(to + 128, from + pair_step);
           at += pitch_bytes;
@@ -352,8 +254,8 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
           // whose registers spill unrolled.
 #pragma unroll(P == Operand::tf32 ? 1 : 2)
           for (int a = a0 + lane_row; a < a1; a += rows_per_pass, from += from_step) {
-            if constexpr (Walls) cp_async_16(at + row_shift(a), from, lane_outside ? 0u : 16u);
-            else cp_async_16(at + row_shift(a), from);
+            if constexpr (Walls) cp_async_16(at + row_shift<Loop>(a), from, lane_outside ? 0u : 16u);
+            else cp_async_16(at + row_shift<Loop>(a), from);
             at += at_step;
             if (at >= lane_end) at -= ring_bytes;
           }
@@ -364,7 +266,7 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
              a += rows_per_pass, slot    = next_slot(slot, rows_per_pass)) {
           const T* row = D == 2 ? source_row(in, row_origin + a) : in;
           const long x = D == 2 ? lane_column : static_cast<long>(row_origin + a) * strip_width + lane_column;
-          fill(slot * p.pitch + row_shift(a) / bytes, row, x);
+          fill(slot * p.pitch + row_shift<Loop>(a) / bytes, row, x);
         }
       }
     }
@@ -425,12 +327,12 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
       for (int a0 = first_row(k), slot = (a0 + lane_block_row) % p.ring; a0 < end;
            a0 += blocks_per_pass, slot = next_slot(slot, blocks_per_pass)) {
         const int a = a0 + lane_block_row;
-        interleave_row(ring_address + slot * pitch_bytes + row_shift(a), lane_active && a < end);
+        interleave_row(ring_address + slot * pitch_bytes + row_shift<Loop>(a), lane_active && a < end);
       }
     } else {
       for (int a = first_row(k) + lane_block_row, slot = a % p.ring; a < end_row(k);
            a += blocks_per_pass, slot                  = next_slot(slot, blocks_per_pass)) {
-        interleave_row(ring_address + slot * pitch_bytes + row_shift(a), true);
+        interleave_row(ring_address + slot * pitch_bytes + row_shift<Loop>(a), true);
       }
     }
   };
@@ -440,15 +342,15 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
   const unsigned r_base = static_cast<unsigned>(__cvta_generic_to_shared(r_shared)) + 4 * (lane >> 3);
   const int tile_row    = lane & 7;  // lane l gives ldmatrix the address of run l / 8 of tile (row) l % 8
   // (Walls: the radii, read from the parameters where needed: fewer registers.)
-  const int rim[3] = {Walls             ? p.radius[0]
-                      : p.boundary == 0 ? 0
-                                        : p.radius[0],
-                      Walls             ? p.radius[1]
-                      : p.boundary == 0 ? 0
-                                        : p.radius[1],
-                      Walls             ? p.radius[2]
-                      : p.boundary == 0 ? 0
-                                        : p.radius[2]};
+  const int rim[3] = {Walls                              ? p.radius[0]
+                      : p.boundary == Boundary::periodic ? 0
+                                                         : p.radius[0],
+                      Walls                              ? p.radius[1]
+                      : p.boundary == Boundary::periodic ? 0
+                                                         : p.radius[1],
+                      Walls                              ? p.radius[2]
+                      : p.boundary == Boundary::periodic ? 0
+                                                         : p.radius[2]};
 
   // Stores: lane l writes 16-byte run l mod row_chunks of rows l / row_chunks + m store_rows.
   constexpr int row_chunks = strip_width / V, store_rows = 32 / row_chunks;
@@ -502,256 +404,23 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
     // group of 8 tiles one ldmatrix.x4 (row tile_row of the run) and one mma.sp: 8
     // independent MMAs share each A' load and run address.
     float acc[row_sets][strip_groups][4] = {};
-    // The shared address of the lane's ldmatrix row in the step's window, per row set: a
-    // run's offset is added and, past the ring's end, wrapped once (the offsets reach
-    // less than a ring further).
     unsigned window[row_sets];
 #pragma unroll
     for (int q = 0; q < row_sets; ++q) {
       window[q] = D == 3 ? ring_address + plane_slot * plane_bytes + set_row<Loop>(q, tile_row) * pitch_bytes
                          : ring_address + next_slot(row_slot, set_row<Loop>(q, tile_row)) * pitch_bytes;
     }
-    auto addresses_of = [&](std::uint32_t offset, unsigned(&address)[row_sets]) {
-#pragma unroll
-      for (int q = 0; q < row_sets; ++q) {
-        const unsigned at = window[q] + offset;
-        address[q]        = at >= ring_end ? at - ring_bytes : at;
-      }
-    };
-    auto load_b = [&](std::uint32_t(&b)[4], unsigned address) {
-      ldmatrix_x4(b, address);
-      if constexpr (P == Operand::tf32) {  // round to nearest like the emulator (the MMA truncates)
-#pragma unroll
-        for (int v = 0; v < 4; ++v) b[v] = gpu::tf32_bits(__uint_as_float(b[v]));
-      }
-    };
-    auto a_of = [&](int kc, std::uint32_t(&a)[4]) {
-      const uint4 av = ld_shared_v4(a_base + 512 * kc);
-      a[0] = av.x, a[1] = av.y, a[2] = av.z, a[3] = av.w;
-    };
-    // Chunk kc on the runs at `offset`; `split`: chunk kc + 1 too, which reads the same runs
-    // (a split row's two parts, selectors 0 and 1): B' once for both.
-    auto chunk = [&](int kc, std::uint32_t offset, std::uint32_t e, auto selector, auto split) {
-      constexpr bool both = decltype(split)::value;
-      std::uint32_t a[4], a1[4];
-      a_of(kc, a);
-      if constexpr (both) a_of(kc + 1, a1);
-      unsigned address[row_sets];
-      addresses_of(offset, address);
-#pragma unroll
-      for (int g = 0; g < strip_groups; ++g) {
-#pragma unroll
-        for (int q = 0; q < row_sets; ++q) {
-          std::uint32_t b[4];
-          load_b(b, address[q] + g * group_bytes);
-          mma_sp<P, decltype(selector)::value>(acc[q][g], a, b, e);
-          if constexpr (both) mma_sp<P, 1>(acc[q][g], a1, b, e);
-        }
-      }
-    };
+    const RowRunFragments<P, Loop> fragments{window, ring_end, ring_bytes, group_bytes,
+                                             a_base, e_base,   r_base,     tile_row};
     int kc = 0;
     if constexpr (Shifted) {
-      // Units of `per` chunks (a pair split by parity, or one interleaved chunk) read rows
-      // one apart: level 0 computes set 0 with unit 0 and set 1 with the last unit, each
-      // its own B'; level l > 0 loads one B' (unit l's runs) for set 0 with unit l and set 1
-      // with unit l - 1, pipelined: the next group's B' and the next unit's A' load while
-      // the current group's MMAs run.
-      // The lane's ldmatrix row of a run (word: offset, and its image row in bits 24-30) for
-      // row set q: wrapped once, then shifted as its ring row is (row_shift).
-      auto fragment_at = [&](std::uint32_t word, int q) {
-        unsigned at = window[q] + (word & 0xFFFFFFu);
-        at          = at >= ring_end ? at - ring_bytes : at;
-        return at + row_shift(static_cast<int>(word >> 24) + set_row<Loop>(q, tile_row));
-      };
-      // Single chunks all take selector 0: an odd chunk's metadata (lanes 4 g + 2, 4 g + 3
-      // of its pair's word) is read by lanes 4 g, 4 g + 1.
-      const unsigned e_swapped = e_base ^ 8u;
-      auto levels              = [&](auto per_chunks) {
-        constexpr int per = decltype(per_chunks)::value;
-        const int units   = p.k_chunks / per;
-        auto e_of         = [&](int u) {
-          return per == 2 ? ld_shared_u32(e_base + 128 * u)
-                                               : ld_shared_u32((u & 1 ? e_swapped : e_base) + 128 * (u >> 1));
-        };
-        auto a_unit = [&](int u, std::uint32_t(&a)[per][4]) {
-#pragma unroll
-          for (int c = 0; c < per; ++c) a_of(per * u + c, a[c]);
-        };
-        auto mmas = [&](float(&c)[4], const std::uint32_t(&a)[per][4], const std::uint32_t(&b)[4], std::uint32_t e) {
-          mma_sp<P, 0>(c, a[0], b, e);
-          if constexpr (per == 2) mma_sp<P, 1>(c, a[1], b, e);
-        };
-        // A' and metadata of three units rotate through three buffers (level l: unit l, unit
-        // l - 1, unit l + 1 arriving), the level loop unrolled by that period so no register
-        // is copied from level to level. Level 0: unit 0 in buffer 0, the last unit in 1.
-        std::uint32_t A[3][per][4], E[3];
-        E[0] = e_of(0), E[1] = e_of(units - 1);
-        a_unit(0, A[0]);
-        a_unit(units - 1, A[1]);
-        {
-          const unsigned at0 = fragment_at(ld_shared_u32(r_base), 0);
-          const unsigned at1 = fragment_at(ld_shared_u32(r_base + 16 * per * (units - 1)), 1);
-#pragma unroll
-          for (int g = 0; g < strip_groups; ++g) {
-            std::uint32_t b0[4], b1[4];
-            load_b(b0, at0 + g * group_bytes);
-            load_b(b1, at1 + g * group_bytes);
-            mmas(acc[0][g], A[0], b0, E[0]);
-            mmas(acc[1][g], A[1], b1, E[1]);
-          }
-        }
-        unsigned at = fragment_at(ld_shared_u32(r_base + 16 * per), 0);
-        std::uint32_t b[4];
-        load_b(b, at);
-        E[1] = e_of(1);
-        a_unit(1, A[1]);
-        // Level l: unit l in buffer `Now`, unit l - 1 in `Before`, unit l + 1 into `Next`.
-        auto level = [&](int l, auto last, auto now, auto before, auto next) {
-          constexpr bool is_last = decltype(last)::value;
-          constexpr int Now = decltype(now)::value, Before = decltype(before)::value, Next = decltype(next)::value;
-          std::uint32_t next_r = 0;
-          if constexpr (!is_last) {
-            E[Next] = e_of(l + 1);
-            next_r  = ld_shared_u32(r_base + 16 * per * (l + 1));
-          }
-#pragma unroll
-          for (int g = 0; g < strip_groups; ++g) {
-            std::uint32_t next_b[4];
-            if (g + 1 < strip_groups) {
-              load_b(next_b, at + (g + 1) * group_bytes);
-            } else if constexpr (!is_last) {
-              at = fragment_at(next_r, 0);
-              load_b(next_b, at);
-            }
-            if constexpr (!is_last) {
-              if (g + 2 == strip_groups) a_unit(l + 1, A[Next]);
-            }
-            mmas(acc[0][g], A[Now], b, E[Now]);
-            mmas(acc[1][g], A[Before], b, E[Before]);
-            if (g + 1 < strip_groups || !is_last) {
-#pragma unroll
-              for (int v = 0; v < 4; ++v) b[v] = next_b[v];
-            }
-          }
-        };
-        using I0 = std::integral_constant<int, 0>;
-        using I1 = std::integral_constant<int, 1>;
-        using I2 = std::integral_constant<int, 2>;
-        const std::false_type more;
-        const std::true_type last;
-        int l = 1;
-        for (; l + 3 < units; l += 3) {
-          level(l, more, I1{}, I0{}, I2{});
-          level(l + 1, more, I2{}, I1{}, I0{});
-          level(l + 2, more, I0{}, I2{}, I1{});
-        }
-        if (l + 1 == units) {
-          level(l, last, I1{}, I0{}, I2{});
-        } else if (l + 2 == units) {
-          level(l, more, I1{}, I0{}, I2{});
-          level(l + 1, last, I2{}, I1{}, I0{});
-        } else {
-          level(l, more, I1{}, I0{}, I2{});
-          level(l + 1, more, I2{}, I1{}, I0{});
-          level(l + 2, last, I0{}, I2{}, I1{});
-        }
-      };
-      levels(std::integral_constant < int, Loop == RowLoop::shifted_pairs ? 2 : 1 > {});
+      shifted_loop(fragments, acc, p.k_chunks);
       kc = p.k_chunks;
     } else if (Distinct || p.paired) {
-      // A software pipeline over pairs of chunks: every pair reads one set of runs (rows
-      // split by parity, `paired`), or every chunk its own (`Distinct`, interleaved rows:
-      // the pair's second chunk then follows its first group by group). The next group's
-      // B' fragments (across a pair's end, the next pair's first) and the next pair's A',
-      // metadata and run offset load while the current group's MMAs run, so shared-memory
-      // latency stays off the tensor pipe's path.
-      const int pairs = p.k_chunks / 2;
-      std::uint32_t e = ld_shared_u32(e_base), a0[4], a1[4], b[row_sets][4];
-      a_of(0, a0);
-      a_of(1, a1);
-      unsigned address[row_sets];
-      addresses_of(ld_shared_u32(r_base), address);
-#pragma unroll
-      for (int q = 0; q < row_sets; ++q) load_b(b[q], address[q]);
-      // One pair's MMAs, group by group (distinct: the first chunk's groups, then the
-      // second's), with the loads of what follows (next: the next pair's run offset, or
-      // none for the last pair) interleaved.
-      auto pair_mmas = [&](int pair, auto last, auto distinct) {
-        constexpr bool own_runs = decltype(distinct)::value;
-        constexpr int stages    = own_runs ? 2 * strip_groups : strip_groups;
-        std::uint32_t next_e = 0, next_r = 0, next_a0[4], next_a1[4], second_r = 0;
-        if constexpr (own_runs) second_r = ld_shared_u32(r_base + 32 * pair + 16);  // the second chunk's runs
-        if constexpr (!decltype(last)::value) {
-          next_e = ld_shared_u32(e_base + 128 * (pair + 1));
-          next_r = ld_shared_u32(r_base + 32 * (pair + 1));
-        }
-#pragma unroll
-        for (int t = 0; t < stages; ++t) {
-          const int g = t % strip_groups, c = t / strip_groups;  // group, chunk of the pair (distinct)
-          std::uint32_t next_b[row_sets][4];
-          if (t + 1 < stages) {
-            // (distinct: the first chunk's addresses give way to the second's once its
-            // last group is loaded)
-            if (own_runs && t + 1 == strip_groups) addresses_of(second_r, address);
-#pragma unroll
-            for (int q = 0; q < row_sets; ++q) load_b(next_b[q], address[q] + (t + 1) % strip_groups * group_bytes);
-          } else if constexpr (!decltype(last)::value) {
-            addresses_of(next_r, address);
-#pragma unroll
-            for (int q = 0; q < row_sets; ++q) load_b(next_b[q], address[q]);
-          }
-          if constexpr (!decltype(last)::value) {
-            if (t + 2 == stages) {
-              a_of(2 * pair + 2, next_a0);
-              a_of(2 * pair + 3, next_a1);
-            }
-          }
-#pragma unroll
-          for (int q = 0; q < row_sets; ++q) {
-            if (own_runs && c == 1) {
-              mma_sp<P, 1>(acc[q][g], a1, b[q], e);
-            } else {
-              mma_sp<P, 0>(acc[q][g], a0, b[q], e);
-              if (!own_runs) mma_sp<P, 1>(acc[q][g], a1, b[q], e);
-            }
-          }
-          if (t + 1 < stages || !decltype(last)::value) {
-#pragma unroll
-            for (int q = 0; q < row_sets; ++q) {
-#pragma unroll
-              for (int v = 0; v < 4; ++v) b[q][v] = next_b[q][v];
-            }
-          }
-        }
-        if constexpr (!decltype(last)::value) {
-          e = next_e;
-#pragma unroll
-          for (int v = 0; v < 4; ++v) a0[v] = next_a0[v], a1[v] = next_a1[v];
-        }
-      };
-      if constexpr (Distinct) {
-        for (int pair = 0; pair + 1 < pairs; ++pair) pair_mmas(pair, std::false_type{}, std::true_type{});
-        pair_mmas(pairs - 1, std::true_type{}, std::true_type{});
-      } else {
-        for (int pair = 0; pair + 1 < pairs; ++pair) pair_mmas(pair, std::false_type{}, std::false_type{});
-        pair_mmas(pairs - 1, std::true_type{}, std::false_type{});
-      }
-      kc = 2 * pairs;
+      pair_loop<P, Loop, Distinct>(fragments, acc, p.k_chunks);
+      kc = p.k_chunks / 2 * 2;
     }
-    for (; kc + 1 < p.k_chunks; kc += 2) {
-      const std::uint32_t e  = ld_shared_u32(e_base + 128 * (kc / 2));
-      const std::uint32_t r0 = ld_shared_u32(r_base + 16 * kc), r1 = ld_shared_u32(r_base + 16 * (kc + 1));
-      if (r1 >> 31) {  // chunk kc + 1 reads chunk kc's runs
-        chunk(kc, r0, e, std::integral_constant<int, 0>{}, std::true_type{});
-        continue;
-      }
-      chunk(kc, r0, e, std::integral_constant<int, 0>{}, std::false_type{});
-      chunk(kc + 1, r1, e, std::integral_constant<int, 1>{}, std::false_type{});
-    }
-    if (kc < p.k_chunks) {
-      chunk(kc, ld_shared_u32(r_base + 16 * kc), ld_shared_u32(e_base + 128 * (kc / 2)),
-            std::integral_constant<int, 0>{}, std::false_type{});
-    }
+    chunk_loop(fragments, acc, kc, p.k_chunks);
 
     if constexpr (request_behind) request_next(k);
 
@@ -763,37 +432,7 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
                                                     : ring + row_slot * p.pitch;
     const unsigned stage_address = static_cast<unsigned>(__cvta_generic_to_shared(stage));
     if (p.stage_in_ring) __syncwarp();  // every lane's reads of those rows are done
-#if __CUDA_ARCH__ >= 900
-    constexpr bool by_stmatrix = P != Operand::tf32;  // 16-bit values
-#else
-    constexpr bool by_stmatrix = false;
-#endif
-#pragma unroll
-    for (int rs = 0; rs < row_sets; ++rs) {
-      const auto& c = acc[rs];
-      if constexpr (by_stmatrix) {
-        // stmatrix.trans: matrix m of lane l's address is row l % 8 (a tile row) of
-        // outputs 8 m .. 8 m + 7 of the pair of groups.
-        const int m = lane >> 3;
-#pragma unroll
-        for (int q = 0; q < strip_groups; q += 2) {
-          stmatrix_x4_trans(stage_address + bytes * ((8 * rs + tile_row) * p.stage_pitch + 16 * q + 8 * m),
-                            pack_pair<P>(c[q][0], c[q][1]), pack_pair<P>(c[q][2], c[q][3]),
-                            pack_pair<P>(c[q + 1][0], c[q + 1][1]), pack_pair<P>(c[q + 1][2], c[q + 1][3]));
-        }
-      } else {
-        const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-        for (int q = 0; q < strip_groups; ++q) {
-          T* const even = stage + (8 * rs + 2 * t) * p.stage_pitch + 16 * q + g;
-          T* const odd  = even + p.stage_pitch;
-          even[0]       = to_storage<P>(c[q][0]);
-          odd[0]        = to_storage<P>(c[q][1]);
-          even[8]       = to_storage<P>(c[q][2]);
-          odd[8]        = to_storage<P>(c[q][3]);
-        }
-      }
-    }
+    stage_sums<P>(acc, stage, stage_address, p.stage_pitch, lane);
     __syncwarp();
 
     // Store the step's rows by 16-byte runs: copies where a run lies inside the grid,

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "SparStencil_Boundary.hpp"
 #include "SparStencil_GpuCopies.cuh"
 #include "SparStencil_GpuRuntime.hpp"
 #include "SparStencil_SparseKernelFacts.hpp"
@@ -48,7 +49,7 @@ struct KernelParams {
   int stream_axis                 = 0;  ///< the padded index of the grid's axis 0
   int blocks_per_cta              = 1;  ///< consecutive blocks along stream_axis
   int cross_ctas                  = 1;  ///< product of blocks over the axes after stream_axis
-  int boundary                    = 0;  ///< 0 periodic, 1 interior, 2 fixed_rim
+  Boundary boundary               = Boundary::periodic;
   int groups                      = 0;  ///< groups of 8 tiles in a block
   int k_chunks                    = 0;
   int metadata_pairs              = 0;        ///< (k_chunks + 1) / 2
@@ -128,19 +129,19 @@ __device__ __forceinline__ storage_t<P> to_storage(float v) {
 
 // ---- the three phases ----
 
-/// A grid coordinate `g` along an axis of extent `n`: wrapped (periodic, boundary 0) or
+/// A grid coordinate `g` along an axis of extent `n`: wrapped (periodic) or
 /// -1 outside the grid (interior, fixed_rim).
-__device__ __forceinline__ long wrap_coordinate(int boundary, long g, long n) {
+__device__ __forceinline__ long wrap_coordinate(Boundary boundary, long g, long n) {
   if (g >= 0 && g < n) return g;
-  return boundary == 0 ? ((g % n) + n) % n : -1;
+  return boundary == Boundary::periodic ? ((g % n) + n) % n : -1;
 }
 
 /// A copy's first coordinate `x` along an axis of extent `n`, wrapped by one period under
 /// periodic boundaries (a halo never reaches further); as it is elsewhere. The copy may
 /// still straddle an end: callers check the whole copy lies in [0, n).
 template <class Int>
-__device__ __forceinline__ Int wrap_once(int boundary, Int x, Int n) {
-  if (boundary != 0 || (x >= 0 && x < n)) return x;
+__device__ __forceinline__ Int wrap_once(Boundary boundary, Int x, Int n) {
+  if (boundary != Boundary::periodic || (x >= 0 && x < n)) return x;
   return x < 0 ? x + n : x - n;
 }
 /// Grid coordinate along `axis` of image coordinate `local` for a block at `origin`.
@@ -210,12 +211,13 @@ __device__ __forceinline__ void store_run(const Params& p, const storage_t<P>* s
   if (x0 >= p.extent[0] || x1 >= p.extent[1] || x2 >= p.extent[2]) return;
   const bool row_interior =
       x0 >= p.radius[0] && x0 < p.extent[0] - p.radius[0] && x1 >= p.radius[1] && x1 < p.extent[1] - p.radius[1];
-  if (p.boundary == 1 && !row_interior) return;
+  if (p.boundary == Boundary::interior && !row_interior) return;
   T* target       = static_cast<T*>(p.out) + x0 * p.out_stride[0] + x1 * p.out_stride[1] + x2 * p.out_stride[2];
   const T* in_row = static_cast<const T*>(p.in) + x0 * p.in_stride[0] + x1 * p.in_stride[1];
-  const long lo   = p.boundary == 0 ? 0 : p.radius[2];  // written range along the fastest axis
-  const long hi   = p.boundary == 0 ? p.extent[2] : p.extent[2] - p.radius[2];
-  if (p.out_stride[2] == 1 && (row_interior || p.boundary == 0) && count == V && x2 >= lo && x2 + V <= hi &&
+  const long lo   = p.boundary == Boundary::periodic ? 0 : p.radius[2];  // written range along the fastest axis
+  const long hi   = p.boundary == Boundary::periodic ? p.extent[2] : p.extent[2] - p.radius[2];
+  if (p.out_stride[2] == 1 && (row_interior || p.boundary == Boundary::periodic) && count == V && x2 >= lo &&
+      x2 + V <= hi &&
       ((reinterpret_cast<std::uintptr_t>(target) | reinterpret_cast<std::uintptr_t>(staged)) & 15u) == 0) {
     *reinterpret_cast<uint4*>(target) = *reinterpret_cast<const uint4*>(staged);
     return;
@@ -223,9 +225,9 @@ __device__ __forceinline__ void store_run(const Params& p, const storage_t<P>* s
   for (int v = 0; v < count && x2 + v < p.extent[2]; ++v) {
     const long xv = x2 + v;
     T* at         = target + v * p.out_stride[2];
-    if (p.boundary == 0 || (row_interior && xv >= lo && xv < hi)) {
+    if (p.boundary == Boundary::periodic || (row_interior && xv >= lo && xv < hi)) {
       *at = staged[v];
-    } else if (p.boundary == 2) {
+    } else if (p.boundary == Boundary::fixed_rim) {
       *at = in_row[xv * p.in_stride[2]];
     }
   }

@@ -24,7 +24,7 @@ struct WallParams {
   long out_stride[3]{};
   int radius[3]{};  ///< one step's (the rim)
   int steps            = 1;
-  int boundary         = 2;  ///< 1 interior, 2 fixed_rim
+  Boundary boundary    = Boundary::fixed_rim;  ///< interior or fixed_rim
   int terms            = 0;
   const int* offsets   = nullptr;  ///< 3 a term, one step's stencil
   const float* weights = nullptr;  ///< rounded to the operand format
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(wall_max_block_threads, P == Operand::tf32 ? 4
   }
   for_each(lo, hi, [&](int z, int y, int x, int at) {
     if (!on_rim(z, y, x)) *out_at(z, y, x) = to_storage<P>(src[at]);
-    else if (p.boundary == 2) *out_at(z, y, x) = *in_at(z, y, x);
+    else if (p.boundary == Boundary::fixed_rim) *out_at(z, y, x) = *in_at(z, y, x);
   });
 }
 

@@ -121,9 +121,9 @@ void run(const Plan& plan, const HostGrid<D>& in, HostGrid<D>& out) {
       const OutputRow r = output_row(g, origin, row);
       if (!r.inside) continue;
       for (int x = 0; x < span && x_inside(g, origin, x); ++x) {
-        if (g.boundary == 0 || (r.interior && x_interior(g, origin, x))) {
+        if (g.boundary == Boundary::periodic || (r.interior && x_interior(g, origin, x))) {
           out.values[r.out_index + x * g.out_stride[D - 1]] = stage[static_cast<std::size_t>(row) * g.pitch + x];
-        } else if (g.boundary == 2) {
+        } else if (g.boundary == Boundary::fixed_rim) {
           out.values[r.out_index + x * g.out_stride[D - 1]] = in.values[r.in_index + x * g.in_stride[D - 1]];
         }
       }

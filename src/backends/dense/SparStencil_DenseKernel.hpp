@@ -43,7 +43,7 @@ struct DenseArgs {
   /// chunks rounded up to a power of two, at most block_threads).
   int chunk_shift          = 0;
   int out_chunk_shift      = 0;  ///< a block's row of outputs: 2^out_chunk_shift 16-byte chunks of the grids' values
-  int boundary             = 0;
+  Boundary boundary        = Boundary::periodic;
   const void* a            = nullptr;  ///< A' in fragment order (a_fragments; image_as_a: PartTables::b)
   const int* run_offsets   = nullptr;  ///< per run: image offset of its first value from a tile origin
   const int* tile_offsets  = nullptr;  ///< per tile: image offset of its origin
@@ -112,7 +112,7 @@ DenseArgs<D> dense_args(const Plan& p, const long* in_strides = nullptr, const l
   while ((1 << g.out_chunk_shift) < g.tiles_x * 16 / out_vector) ++g.out_chunk_shift;
   g.k_chunks = p.a.k_chunks;
   g.K        = static_cast<int>(p.order.columns.size());
-  g.boundary = p.boundary == Boundary::periodic ? 0 : p.boundary == Boundary::interior ? 1 : 2;
+  g.boundary = p.boundary;
   return g;
 }
 
@@ -287,7 +287,7 @@ template <int D>
 SPARSTENCIL_FRAGMENT_HD inline long image_coordinate(const DenseArgs<D>& g, const long (&origin)[D], int a, int local) {
   long x = origin[a] + local - g.shared_lead[a];
   if (x >= 0 && x < g.extent[a]) return x;
-  if (g.boundary != 0) return -1;
+  if (g.boundary != Boundary::periodic) return -1;
   x = x < 0 ? x + g.extent[a] : x - g.extent[a];
   if (x < 0 || x >= g.extent[a]) x = (x % g.extent[a] + g.extent[a]) % g.extent[a];
   return x;

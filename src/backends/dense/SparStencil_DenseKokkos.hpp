@@ -27,6 +27,7 @@
     (defined(KOKKOS_ENABLE_HIP) && defined(SPARSTENCIL_ENABLE_DENSE_HIP))
 #define SPARSTENCIL_DENSE_DISPATCH 1
 #include "SparStencil_DenseExecutor.hpp"
+#include "SparStencil_GpuRuntime.hpp"
 #endif
 
 namespace sparstencil::dense {
@@ -73,23 +74,20 @@ struct KokkosBackend : sparstencil::impl::RawExecutorTrait<DenseExecutor> {
   }
 
 #if defined(KOKKOS_ENABLE_CUDA)
+  /// Why the device cannot run the dense kernels, or nothing; a failed read of its
+  /// properties is an error, not a reason (SPARSTENCIL_GPU_CHECK throws).
   static std::optional<std::string> cannot_run(const Kokkos::Cuda& space) {
-    cudaDeviceProp props{};
-    if (cudaGetDeviceProperties(&props, space.cuda_device()) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return std::string("the CUDA device's properties could not be read");
-    }
+    gpu::DeviceProperties props{};
+    SPARSTENCIL_GPU_CHECK(gpu::properties(&props, space.cuda_device()));
     if (props.major >= 8) return std::nullopt;
     return "device " + std::string(props.name) + " (compute capability " + std::to_string(props.major) + "." +
            std::to_string(props.minor) + ") has no mma.sync of the dense kernel: 8.0 or newer is needed";
   }
 #else
+  /// As on CUDA: a failed read of the properties throws, an unsupported device is a reason.
   static std::optional<std::string> cannot_run(const Kokkos::HIP& space) {
-    hipDeviceProp_t props{};
-    if (hipGetDeviceProperties(&props, space.hip_device()) != hipSuccess) {
-      (void)hipGetLastError();
-      return std::string("the HIP device's properties could not be read");
-    }
+    gpu::DeviceProperties props{};
+    SPARSTENCIL_GPU_CHECK(gpu::properties(&props, space.hip_device()));
     // The raw executor also takes gfx94x; the planner has matrix cores described for
     // gfx90a only.
     const std::string device = amd_device_name(props.gcnArchName);

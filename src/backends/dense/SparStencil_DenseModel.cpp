@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -23,10 +22,6 @@ int product(const std::vector<int>& v) {
   return n;
 }
 long ceil_div(long a, long b) { return (a + b - 1) / b; }
-
-std::uint16_t half_bits(Precision p, double v) {
-  return p == Precision::bf16 ? impl::bf16_bits(static_cast<float>(v)) : impl::f16_bits(static_cast<float>(v));
-}
 
 int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
@@ -375,56 +370,6 @@ bool has_dense_operands(Precision p) {
 }
 
 MmaShape mma_shape(Precision p) { return {16, 8, p == Precision::f64 ? 4 : p == Precision::tf32 ? 8 : 16}; }
-
-PackedA pack_dense(const KernelMatrix& a, const ColumnOrder& order, Precision precision) {
-  if (!has_dense_operands(precision)) {
-    sparstencil::impl::fail("pack_dense", "precision ", to_string(precision), " has no dense matrix-core form");
-  }
-  const int K = static_cast<int>(order.columns.size());
-  if (K == 0 || K % mma_shape(precision).k != 0) {
-    throw std::logic_error("pack_dense: K = " + std::to_string(K) + " is not a positive multiple of the unit's k");
-  }
-  PackedA p;
-  p.m_blocks      = (a.rows + 15) / 16;
-  p.k_chunks      = K / mma_shape(precision).k;
-  const int rows  = 16 * p.m_blocks;
-  const bool wide = precision == Precision::f64, tf32 = precision == Precision::tf32;
-  const std::size_t entries = static_cast<std::size_t>(rows) * K;
-  p.values.assign(wide ? 2 * entries : tf32 ? entries : entries / 2, 0u);
-  for (int row = 0; row < a.rows; ++row) {
-    for (int k = 0; k < K; ++k) {
-      const int c = order.columns[k];
-      if (c == zero_column) continue;
-      const double v      = a(row, c);
-      const std::size_t e = static_cast<std::size_t>(row) * K + k;
-      if (wide) {
-        std::uint64_t bits;
-        std::memcpy(&bits, &v, sizeof bits);
-        p.values[2 * e]     = static_cast<std::uint32_t>(bits);
-        p.values[2 * e + 1] = static_cast<std::uint32_t>(bits >> 32);
-      } else if (tf32) {
-        p.values[e] = impl::tf32_bits(static_cast<float>(v));
-      } else {
-        p.values[e / 2] |= static_cast<std::uint32_t>(half_bits(precision, v)) << (16 * (e % 2));
-      }
-    }
-  }
-  return p;
-}
-
-double unpack_dense(const PackedA& packed, Precision precision, int row, int k) {
-  const int K         = packed.k_chunks * mma_shape(precision).k;
-  const std::size_t e = static_cast<std::size_t>(row) * K + k;
-  if (precision == Precision::f64) {
-    const std::uint64_t bits = packed.values[2 * e] | static_cast<std::uint64_t>(packed.values[2 * e + 1]) << 32;
-    double v;
-    std::memcpy(&v, &bits, sizeof v);
-    return v;
-  }
-  if (precision == Precision::tf32) return impl::tf32_value(packed.values[e]);
-  const auto bits = static_cast<std::uint16_t>(packed.values[e / 2] >> (16 * (e % 2)));
-  return precision == Precision::bf16 ? impl::bf16_value(bits) : impl::f16_value(bits);
-}
 
 namespace {
 std::size_t image_bytes(const Plan& p) {

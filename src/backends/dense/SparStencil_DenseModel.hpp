@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "SparStencil_Backend.hpp"
+#include "SparStencil_DensePacking.hpp"  // A' in the operand format: pack_dense, unpack_dense
 #include "SparStencil_Rounding.hpp"
 
 namespace sparstencil::dense {
@@ -39,11 +40,6 @@ std::size_t max_shared_bytes(const std::string& device);
 bool has_dense_operands(Precision p);
 /// The plan's multiply unit: m16n8k16 for f16/bf16, m16n8k8 for tf32, m16n8k4 for f64.
 MmaShape mma_shape(Precision p);
-
-/// A' (columns in `order`, rows padded to 16) as Plan::dense packs it (PackedA).
-PackedA pack_dense(const KernelMatrix& a, const ColumnOrder& order, Precision precision);
-/// The A' entry at (row, k) a dense plan holds, in the operand format.
-double unpack_dense(const PackedA& packed, Precision precision, int row, int k);
 
 /// Whether a float-grid plan's blocks copy their float values as they are beside the
 /// 16-bit image (every chunk in flight) and then round them into it: where the shared

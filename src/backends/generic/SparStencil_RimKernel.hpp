@@ -8,20 +8,9 @@
 #include "SparStencil_Boundary.hpp"
 #include "SparStencil_GenericShapes.hpp"
 #include "SparStencil_Precision.hpp"
+#include "SparStencil_ViewElement.hpp"
 
 namespace sparstencil::impl {
-
-/// Element of a rank-D View at a multi-index.
-template <int D, class View>
-KOKKOS_INLINE_FUNCTION auto& element(const View& v, const Kokkos::Array<int, D>& i) {
-  if constexpr (D == 1) {
-    return v(i[0]);
-  } else if constexpr (D == 2) {
-    return v(i[0], i[1]);
-  } else {
-    return v(i[0], i[1], i[2]);
-  }
-}
 
 /// The rim as disjoint boxes ("slabs"): along each axis its two ends, the axes before it
 /// restricted to their interior so no point is visited twice. Boxes are listed with the
