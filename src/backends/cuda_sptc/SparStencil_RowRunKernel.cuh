@@ -417,8 +417,9 @@ __global__ void __launch_bounds__(row_run_max_threads, row_run_min_blocks) row_r
       shifted_loop(fragments, acc, p.k_chunks);
       kc = p.k_chunks;
     } else if (Distinct || p.paired) {
-      pair_loop<P, Loop, Distinct>(fragments, acc, p.k_chunks);
-      kc = p.k_chunks / 2 * 2;
+      const int pairs = p.k_chunks / 2;
+      pair_loop<P, Loop, Distinct>(fragments, acc, pairs);
+      kc = 2 * pairs;
     }
     chunk_loop(fragments, acc, kc, p.k_chunks);
 
