@@ -25,4 +25,7 @@ for program in "${programs[@]}"; do
 done
 mkdir -p "$dest/share/sparstencil"
 cp "$build/share/sparstencil/stencils.json" "$dest/share/sparstencil/"
+# The unit tests' data (SPARSTENCIL_TEST_DATA, which gpu_suite.sh sets).
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cp -r "$root/unit_tests/data" "$dest/unit_tests/"
 du -sh "$dest"

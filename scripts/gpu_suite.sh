@@ -3,6 +3,10 @@
 #   bash scripts/gpu_suite.sh [BUILD_DIR]        (default: build-cuda)
 #   SUITE_ONLY=1 bash scripts/gpu_suite.sh ...   (the benchmark suite alone)
 #   SUITE_ARGS="--groups standard" ...           (arguments for sparstencil_bench_suite)
+#   GPU_SUITE_PARTS="unit cuda" ...              (only these parts: unit, cuda, sanitizers,
+#                                                examples, benchmarks, mpi, suite; each of
+#                                                unit, sanitizers and suite fits a 10-minute
+#                                                call on the H200, the others together another)
 # BUILD_DIR is a build configured against a Kokkos with CUDA (docs/GPU.md), made on the
 # development machine and carried to the GPU machine. Shared libraries that machine
 # lacks (Debian's libbenchmark, libpng) may travel in .devlibs/. Logs, the benchmark
@@ -19,13 +23,28 @@ if ! ldconfig -p | grep -q libcudnn.so.9; then
   [ -n "$cudnn_lib" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$cudnn_lib"
 fi
 unit="$build/unit_tests/sparstencil_unit_tests"
+# The unit tests' data where the build was carried with it (scripts/gpu_carry.sh); the
+# catalogue is found beside the binaries (share/sparstencil).
+[ -d "$build/unit_tests/data" ] && export SPARSTENCIL_TEST_DATA="$build/unit_tests/data"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
 summary=()
 failed=0
+# The part a step belongs to (GPU_SUITE_PARTS), by its name.
+part_of() {
+  case $1 in
+    unit | cuda | suite) echo "$1" ;;
+    mpi* | dist* | heat-mpi) echo mpi ;;
+    *memcheck | *racecheck) echo sanitizers ;;
+    demo | gray-scott | wave) echo examples ;;
+    *) echo benchmarks ;;
+  esac
+}
+wanted() { [ -z "${GPU_SUITE_PARTS:-}" ] || [[ " $GPU_SUITE_PARTS " == *" $1 "* ]]; }
 step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, shows its last lines
   local name=$1
   shift
+  wanted "$(part_of "$name")" || return 0
   echo "== $name: $*"
   local start=$SECONDS
   "$@" > "$out/$name.log" 2>&1
@@ -100,21 +119,25 @@ if [ -x "$build/unit_tests/mpi/sparstencil_mpi_tests" ] && command -v mpirun > /
       --n 8192 --steps 200 --fusion 1 --boundary periodic
   fi
   step heat-mpi mpirun -np 4 "$build/examples/heat_mpi" --n 4096 --steps 400 --png "$out/heat_mpi.png"
-else
+elif wanted mpi; then
   echo "== mpi: skipped (no MPI build or no mpirun here)"
 fi
 
 fi
 # The benchmark suite (docs/BENCHMARKS.md): every executor and cuDNN, JSON, report, plots.
 # With the tests before it, the suite gets what is left of a 10-minute call.
-default_args=$([ -z "${SUITE_ONLY:-}" ] && echo "--time-limit 300")
-step suite "$build/perf_tests/sparstencil_bench_suite" --json "$out/suite.json" ${SUITE_ARGS:-$default_args}
-python3 "$root/scripts/suite_report.py" "$out/suite.json" --out "$out" \
-  --peers "$root/perf_tests/suite/peers.json" > "$out/suite-report.log" 2>&1 || failed=1
+default_args=$([ -z "${SUITE_ONLY:-}" ] && [ -z "${GPU_SUITE_PARTS:-}" ] && echo "--time-limit 300")
+if wanted suite; then
+  step suite "$build/perf_tests/sparstencil_bench_suite" --json "$out/suite.json" ${SUITE_ARGS:-$default_args}
+  python3 "$root/scripts/suite_report.py" "$out/suite.json" --out "$out" \
+    --peers "$root/perf_tests/suite/peers.json" > "$out/suite-report.log" 2>&1 || failed=1
+fi
 echo
 echo "== summary"
 printf '%s\n' "${summary[@]}"
-# The suite's own summary table and model figures: the last lines of its log.
-sed -n '/^== summary/,$p' "$out/suite.log"
-tail -n 1 "$out/suite-report.log"
+if wanted suite; then
+  # The suite's own summary table and model figures: the last lines of its log.
+  sed -n '/^== summary/,$p' "$out/suite.log"
+  tail -n 1 "$out/suite-report.log"
+fi
 exit $failed

@@ -3,8 +3,10 @@
 // boundaries, odd and prime grids, f16, bf16, tf32, f64), and their emulation through the
 // kernel's fragment mapping with NVIDIA's and AMD's instructions against the double
 // reference within the precision's bound.
+#include <cstdlib>
 #include <fstream>
 #include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -92,8 +94,12 @@ void expect_matches_table(const nlohmann::json& table, const char* instruction) 
 }
 
 TEST(DenseFragments, AmdLayoutsAreTheCalculatorsTables) {
-  std::ifstream file(SPARSTENCIL_TEST_DATA "/amd_mfma_layouts.json");
-  ASSERT_TRUE(file) << "missing " << SPARSTENCIL_TEST_DATA "/amd_mfma_layouts.json";
+  // The source tree's data folder, or SPARSTENCIL_TEST_DATA's where the binary was carried
+  // to another machine (scripts/gpu_carry.sh).
+  const char* folder     = std::getenv("SPARSTENCIL_TEST_DATA");
+  const std::string path = std::string(folder != nullptr ? folder : SPARSTENCIL_TEST_DATA) + "/amd_mfma_layouts.json";
+  std::ifstream file(path);
+  ASSERT_TRUE(file) << "missing " << path << " (set SPARSTENCIL_TEST_DATA to the folder holding it)";
   const nlohmann::json table = nlohmann::json::parse(file);
   expect_matches_table<dense::AmdF16>(table, "v_mfma_f32_16x16x16f16");
   expect_matches_table<dense::AmdF16>(table, "v_mfma_f32_16x16x16bf16_1k");
