@@ -3,10 +3,11 @@
 #   bash scripts/gpu_suite.sh [BUILD_DIR]        (default: build-cuda)
 #   SUITE_ONLY=1 bash scripts/gpu_suite.sh ...   (the benchmark suite alone)
 #   SUITE_ARGS="--groups standard" ...           (arguments for sparstencil_bench_suite)
-#   GPU_SUITE_PARTS="unit cuda" ...              (only these parts: unit, cuda, sanitizers,
-#                                                examples, benchmarks, mpi, suite; each of
-#                                                unit, sanitizers and suite fits a 10-minute
-#                                                call on the H200, the others together another)
+#   GPU_SUITE_PARTS="unit cuda" ...              (only these parts, space-separated: unit,
+#                                                cuda, sanitizers, examples, benchmarks, mpi
+#                                                (its sanitizer runs too), suite; a call each
+#                                                on the H200: unit; cuda sanitizers examples;
+#                                                benchmarks mpi; suite)
 # BUILD_DIR is a build configured against a Kokkos with CUDA (docs/GPU.md), made on the
 # development machine and carried to the GPU machine. Shared libraries that machine
 # lacks (Debian's libbenchmark, libpng) may travel in .devlibs/. Logs, the benchmark
@@ -41,6 +42,15 @@ part_of() {
   esac
 }
 wanted() { [ -z "${GPU_SUITE_PARTS:-}" ] || [[ " $GPU_SUITE_PARTS " == *" $1 "* ]]; }
+for part in ${GPU_SUITE_PARTS:-}; do
+  case $part in
+    unit | cuda | sanitizers | examples | benchmarks | mpi | suite) ;;
+    *)
+      echo "gpu_suite: GPU_SUITE_PARTS names '$part'; the parts are unit, cuda, sanitizers, examples, benchmarks, mpi, suite" >&2
+      exit 2
+      ;;
+  esac
+done
 step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, shows its last lines
   local name=$1
   shift
@@ -126,7 +136,9 @@ fi
 fi
 # The benchmark suite (docs/BENCHMARKS.md): every executor and cuDNN, JSON, report, plots.
 # With the tests before it, the suite gets what is left of a 10-minute call.
-default_args=$([ -z "${SUITE_ONLY:-}" ] && [ -z "${GPU_SUITE_PARTS:-}" ] && echo "--time-limit 300")
+# (300 s where other parts share the call; the suite's own limit where it runs alone.)
+alone=$([ -n "${SUITE_ONLY:-}" ] || [ "${GPU_SUITE_PARTS:-}" = suite ] && echo 1)
+default_args=$([ -z "$alone" ] && echo "--time-limit 300")
 if wanted suite; then
   step suite "$build/perf_tests/sparstencil_bench_suite" --json "$out/suite.json" ${SUITE_ARGS:-$default_args}
   python3 "$root/scripts/suite_report.py" "$out/suite.json" --out "$out" \

@@ -23,7 +23,7 @@ threads_build=${SPARSTENCIL_THREADS_BUILD_DIR:-$root/build-threads}
 vendored=""
 if [ "${SPARSTENCIL_VENDORED:-1}" != 0 ]; then
   echo "== the host suite on Kokkos 4.6.01, OpenMP, C++20 (scripts/test_vendored_kokkos.sh)"
-  SPARSTENCIL_OPENMP_BUILD_DIR=$openmp_build "$root/scripts/test_vendored_kokkos.sh"
+  SPARSTENCIL_VENDORED_BACKEND=OpenMP SPARSTENCIL_OPENMP_BUILD_DIR=$openmp_build "$root/scripts/test_vendored_kokkos.sh"
   took "the vendored-Kokkos OpenMP stage"
   [ -f "$openmp_build/CTestTestfile.cmake" ] && vendored=", $(total "$openmp_build") on Kokkos 4.6 OpenMP in $openmp_build"
   echo "== the host suite on Kokkos 4.6.01, Threads, C++20 (scripts/test_vendored_kokkos.sh)"

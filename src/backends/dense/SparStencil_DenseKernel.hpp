@@ -24,7 +24,7 @@
 namespace sparstencil::dense {
 
 /// What the kernel reads of a plan, in plain arrays (axis 0 slowest), and the launch's
-/// grids. `boundary`: 0 periodic, 1 interior, 2 fixed_rim.
+/// grids.
 template <int D>
 struct DenseArgs {
   const void* in = nullptr;
