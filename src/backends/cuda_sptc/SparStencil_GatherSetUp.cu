@@ -89,14 +89,8 @@ void SparseExecutor::State::set_up_gather(const DeviceInfo& info, Operand op) {
     fail("SparseExecutor", "the shared-memory image of a block (", image_elements,
          " elements) exceeds the 16-bit gather offsets; plan a smaller block");
   }
-  s.shared_bytes   = static_cast<std::size_t>(2 * image_elements + stage_elements) * s.element_bytes;
-  int shared_limit = 0;
-  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
-  if (s.shared_bytes > static_cast<std::size_t>(shared_limit)) {
-    fail("SparseExecutor", "a block needs ", s.shared_bytes, " bytes of shared memory, the device allows ",
-         shared_limit);
-  }
-  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_limit));
+  s.shared_bytes = static_cast<std::size_t>(2 * image_elements + stage_elements) * s.element_bytes;
+  s.allow_shared(s.kernel, s.shared_bytes, "a block needs ");
 
   p.stream_axis = 3 - D;
   p.cross_ctas  = 1;

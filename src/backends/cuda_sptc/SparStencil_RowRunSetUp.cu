@@ -170,20 +170,12 @@ void SparseExecutor::State::set_up_row_runs(const DeviceInfo& info, Operand op) 
   if (plan.interleave != 0 && (op == Operand::tf32 || loop == RowLoop::shifted_pairs)) {
     fail("SparseExecutor", "interleaved image rows are for 16-bit values and unpaired chunks");
   }
-  s.walls_variant  = plan.boundary != Boundary::periodic && D > 1;
-  s.run_kernel     = row_run_variant(op, D, loop, s.walls_variant);
-  s.run_loop       = row_loop_name(loop, l.paired);
-  s.shared_bytes   = l.shared_bytes;
-  s.block_threads  = 32 * l.warps;
-  int shared_limit = 0;
-  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device));
-  if (s.shared_bytes > static_cast<std::size_t>(shared_limit)) {
-    fail("SparseExecutor", "a block needs ", s.shared_bytes, " bytes of shared memory, the device allows ",
-         shared_limit);
-  }
-  // The device's limit, not this plan's need: the attribute is the function's, and a
-  // smaller one set by a later executor would refuse this one's launches.
-  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(s.run_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_limit));
+  s.walls_variant = plan.boundary != Boundary::periodic && D > 1;
+  s.run_kernel    = row_run_variant(op, D, loop, s.walls_variant);
+  s.run_loop      = row_loop_name(loop, l.paired);
+  s.shared_bytes  = l.shared_bytes;
+  s.block_threads = 32 * l.warps;
+  s.allow_shared(s.run_kernel, s.shared_bytes, "a block needs ");
   int per_sm = 0;
   SPARSTENCIL_GPU_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s.run_kernel, s.block_threads, s.shared_bytes));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "SparStencil_CudaDevice.hpp"
+#include "SparStencil_Error.hpp"
 #include "SparStencil_GpuRuntime.hpp"
 #include "SparStencil_RowRunParams.cuh"
 #include "SparStencil_SparseExecutor.hpp"
@@ -91,6 +92,20 @@ struct SparseExecutor::State {
   template <class Sparse>
   void launch_with_walls(const void* in, const long* in_strides, void* out, const long* out_strides,
                          cudaStream_t stream, bool beside, Sparse&& sparse) const;
+  /// Fails where `bytes` of dynamic shared memory a block (`blocks_need`: "a block needs ")
+  /// pass the device's limit, and lets `kernel` take up to that limit: the device's, not
+  /// this plan's need, as the attribute is the function's and a smaller one set by a later
+  /// executor would refuse this one's launches.
+  template <class Kernel>
+  void allow_shared(Kernel kernel, std::size_t bytes, const char* blocks_need) const {
+    int limit = 0;
+    SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (bytes > static_cast<std::size_t>(limit)) {
+      sparstencil::impl::fail("SparseExecutor", blocks_need, bytes, " bytes of shared memory, the device allows ",
+                              limit);
+    }
+    SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  }
   template <class T>
   const T* keep(T* p) {
     allocations.push_back(p);

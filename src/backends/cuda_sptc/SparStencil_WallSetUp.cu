@@ -54,13 +54,7 @@ void SparseExecutor::State::set_up_walls(Operand op) {
                                             : impl::wall_kernel<Operand::tf32>;
   wall_shared_bytes = bands.shared_bytes;
   wall_threads      = wall_block_threads(bands.largest_region);
-  int shared_limit  = 0;
-  SPARSTENCIL_GPU_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (wall_shared_bytes > static_cast<std::size_t>(shared_limit)) {
-    fail("SparseExecutor", "the wall kernel's blocks need ", wall_shared_bytes,
-         " bytes of shared memory, the device allows ", shared_limit);
-  }
-  SPARSTENCIL_GPU_CHECK(cudaFuncSetAttribute(wall_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_limit));
+  allow_shared(wall_kernel, wall_shared_bytes, "the wall kernel's blocks need ");
   SPARSTENCIL_GPU_CHECK(cudaStreamCreateWithFlags(&wall_stream, cudaStreamNonBlocking));
   SPARSTENCIL_GPU_CHECK(cudaEventCreateWithFlags(&wall_fork, cudaEventDisableTiming));
   SPARSTENCIL_GPU_CHECK(cudaEventCreateWithFlags(&wall_join, cudaEventDisableTiming));
